@@ -1,0 +1,10 @@
+#include "commands.h"
+#include "core/error.h"
+
+namespace scalelab::cli {
+
+int cmd_run(const Args& args) {
+  usage_error(args, "not built yet");
+}
+
+}  // namespace scalelab::cli

@@ -1,0 +1,13 @@
+// Every subcommand of `scalelab`, one function each, one file each (cmd_<name>.cpp).
+// main.cpp holds the table that maps names to these functions.
+#pragma once
+#include "cli.h"
+
+namespace scalelab::cli {
+
+int cmd_info(const Args& args);       // backends, versions, devices, rank/size from the launcher
+int cmd_run(const Args& args);        // horovodrun-style launcher: builds and runs mpirun
+int cmd_bench(const Args& args);      // nccl-tests-style collective benchmark
+int cmd_plot(const Args& args);       // charts from JSON records (gnuplot)
+
+}  // namespace scalelab::cli

@@ -1,0 +1,92 @@
+// scalelab: the one command-line tool. `scalelab <subcommand> [options]`; `scalelab --help`
+// lists the subcommands. Each subcommand lives in cmd_<name>.cpp and returns its exit code;
+// errors are scalelab::Error exceptions, turned here into one line on stderr and exit 2 (usage,
+// input) or 1 (runtime, comm). Under MPI a failing rank brings the job down (comm::fail_job).
+#include <malloc.h>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands.h"
+#include "comm/mpi_runtime.h"
+#include "core/error.h"
+
+namespace {
+
+using scalelab::cli::Args;
+
+struct Command {
+  std::string_view name;
+  int (*run)(const Args&);
+  std::string_view summary;
+};
+
+constexpr Command kCommands[] = {
+    {"info", scalelab::cli::cmd_info, "what was built in, versions, devices, and this rank's place in the job"},
+    {"run", scalelab::cli::cmd_run, "launch N ranks of a scalelab command through mpirun (prints the command)"},
+    {"bench", scalelab::cli::cmd_bench, "collective benchmark, nccl-tests style (allreduce, broadcast, ...)"},
+    {"plot", scalelab::cli::cmd_plot, "charts (SVG and PNG, with gnuplot) from scalelab JSON records"},
+};
+
+void print_help() {
+  std::cout << "scalelab " << SCALELAB_VERSION
+            << ": teach, predict and measure data-parallel training\n\n"
+               "usage: scalelab <command> [options]     (scalelab <command> --help for its options)\n\n"
+               "commands:\n";
+  for (const auto& c : kCommands) {
+    std::printf("  %-10s %s\n", std::string(c.name).c_str(), std::string(c.summary).c_str());
+  }
+}
+
+// Large buffers stay in the heap instead of being unmapped and page-faulted in again on
+// every use: page faults cost ~100x memory bandwidth on the machines the labs run on.
+void tune_malloc() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tune_malloc();
+  if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
+    print_help();
+    return argc < 2 ? 2 : 0;
+  }
+  if (std::string_view(argv[1]) == "--version") {
+    std::cout << "scalelab " << SCALELAB_VERSION << "\n";
+    return 0;
+  }
+  Args args;
+  args.name = argv[1];
+  args.argv.assign(argv + 2, argv + argc);
+  args.full.assign(argv, argv + argc);
+  const Command* command = nullptr;
+  for (const auto& c : kCommands) {
+    if (c.name == args.name) command = &c;
+  }
+  if (command == nullptr) {
+    std::cerr << "scalelab: unknown command '" << args.name << "'; run 'scalelab --help' for the list\n";
+    return 2;
+  }
+  int code = 0;
+  try {
+    code = command->run(args);
+  } catch (const scalelab::Error& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    code = e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "error: scalelab " << args.name << ": " << e.what() << std::endl;
+    code = 1;
+  }
+  if (code != 0) {
+    scalelab::comm::fail_job(code);
+  } else {
+    scalelab::comm::finalize_mpi();
+  }
+  return code;
+}

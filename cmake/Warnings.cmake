@@ -1,0 +1,21 @@
+# Compiler flags shared by every scalelab target: scalelab_options carries them.
+add_library(scalelab_options INTERFACE)
+target_compile_options(scalelab_options INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-deprecated-declarations>)
+if(SCALELAB_WERROR)
+  target_compile_options(scalelab_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+endif()
+if(SCALELAB_NATIVE)
+  # Eigen and the im2col/reduction loops vectorise for the CPU at hand (AVX-512 here).
+  target_compile_options(scalelab_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-march=native -mprefer-vector-width=512>)
+endif()
+if(SCALELAB_SANITIZE)
+  target_compile_options(scalelab_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
+  target_link_options(scalelab_options INTERFACE -fsanitize=address,undefined)
+endif()
+target_compile_definitions(scalelab_options INTERFACE
+  SCALELAB_VERSION="${PROJECT_VERSION}"
+  $<$<BOOL:${SCALELAB_HAVE_CUDA}>:SCALELAB_HAVE_CUDA=1>
+  $<$<BOOL:${SCALELAB_HAVE_NCCL}>:SCALELAB_HAVE_NCCL=1>
+  $<$<BOOL:${SCALELAB_HAVE_HWLOC}>:SCALELAB_HAVE_HWLOC=1>)

@@ -1,0 +1,57 @@
+// The Communicator: one rank's view of a group of ranks, and the only way scalelab moves bytes
+// between them. Backends (comm/backends/): mpi (Open MPI, host memory), nccl (one GPU per rank,
+// device memory), local (threads in one process, for tests and demonstrations).
+//
+// Point-to-point calls are what the collective algorithms of collectives/ are built from; the
+// collective calls here are the *library's own* implementation (MPI_Allreduce, ncclAllReduce),
+// which the benchmark names `--algo library`.
+//
+// Buffers live in memory_space(): host memory for mpi and local, device memory for nccl.
+// In-place is requested by passing the same pointer as send and recv. Counts are elements.
+// Every call blocks until this rank's part is complete. A peer that fails makes the call throw
+// (ErrorKind::comm) or brings the job down; it never hangs silently.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "comm/types.h"
+
+namespace scalelab::comm {
+
+enum class MemorySpace { host, device };
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  Communicator() = default;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  [[nodiscard]] virtual int rank() const = 0;
+  [[nodiscard]] virtual int size() const = 0;
+  [[nodiscard]] virtual int local_rank() const = 0;
+  [[nodiscard]] virtual int local_size() const = 0;
+  [[nodiscard]] virtual std::string backend() const = 0;  // "mpi", "nccl", "local"
+  [[nodiscard]] virtual MemorySpace memory_space() const = 0;
+
+  // Point-to-point, in bytes. sendrecv does both at once (deadlock-free for ring exchanges).
+  virtual void send(const void* buf, std::size_t bytes, int dst, int tag) = 0;
+  virtual void recv(void* buf, std::size_t bytes, int src, int tag) = 0;
+  virtual void sendrecv(const void* sendbuf, std::size_t send_bytes, int dst, void* recvbuf,
+                        std::size_t recv_bytes, int src, int tag) = 0;
+
+  // The library's collectives, in elements.
+  virtual void allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type, ReduceOp op) = 0;
+  virtual void broadcast(void* buf, std::size_t count, DataType type, int root) = 0;
+  // recvbuf holds size() * count elements, rank r's contribution at offset r * count.
+  virtual void allgather(const void* sendbuf, void* recvbuf, std::size_t count, DataType type) = 0;
+  // sendbuf holds size() * count elements; rank r receives the reduction of block r.
+  virtual void reduce_scatter(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
+                              ReduceOp op) = 0;
+  virtual void barrier() = 0;
+
+  // Brings the whole job down with `message` (printed once, on this rank) and `exit_code`.
+  [[noreturn]] virtual void abort(const std::string& message, int exit_code) = 0;
+};
+
+}  // namespace scalelab::comm

@@ -1,0 +1,55 @@
+#include "core/results.h"
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/machine_info.h"
+
+namespace scalelab {
+
+std::string utc_timestamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+nlohmann::json make_envelope(const std::string& kind, int schema_version, const std::vector<std::string>& command) {
+  nlohmann::json j;
+  j["schema"] = "scalelab." + kind;
+  j["schema_version"] = schema_version;
+  j["created"] = utc_timestamp();
+  j["command"] = command;
+  j["machine"] = read_machine_info();
+  return j;
+}
+
+void write_json_file(const std::string& path, const nlohmann::json& doc) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw_input("--json " + path + ": cannot open for writing; check that the folder exists and is writable");
+    out << doc.dump(1) << '\n';
+    if (!out.flush()) throw_runtime("--json " + path + ": write failed (disk full?)");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw_runtime("--json " + path + ": cannot rename the temporary file into place");
+  }
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw_input(path + ": cannot open; check the path");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw_input(path + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+}
+
+}  // namespace scalelab
