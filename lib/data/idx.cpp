@@ -1,0 +1,139 @@
+// IDX reading and writing through zlib's gz* calls, which read plain files as they are.
+#include "data/idx.h"
+
+#include <zlib.h>
+
+#include <array>
+#include <memory>
+
+#include "core/error.h"
+
+namespace scalelab::data {
+namespace {
+
+constexpr std::uint32_t kImagesMagic = 0x00000803;
+constexpr std::uint32_t kLabelsMagic = 0x00000801;
+// Limits that catch a garbage header before it asks for gigabytes.
+constexpr std::uint64_t kMaxBytes = std::uint64_t{4} << 30;
+
+struct GzCloser {
+  void operator()(gzFile_s* f) const { gzclose(f); }
+};
+using GzFile = std::unique_ptr<gzFile_s, GzCloser>;
+
+GzFile open_read(const std::string& path) {
+  GzFile f(gzopen(path.c_str(), "rb"));
+  if (!f) throw_input(path + ": cannot open the IDX file; check the path or --data-dir");
+  gzbuffer(f.get(), 1 << 17);
+  return f;
+}
+
+// Reads exactly `n` bytes or throws naming the file ("truncated" or zlib's complaint).
+void read_exact(gzFile_s* f, const std::string& path, void* dst, std::uint64_t n, const char* what) {
+  auto* out = static_cast<std::uint8_t*>(dst);
+  std::uint64_t done = 0;
+  while (done < n) {
+    const unsigned chunk = static_cast<unsigned>(std::min<std::uint64_t>(n - done, 1u << 30));
+    const int got = gzread(f, out + done, chunk);
+    if (got < 0) {
+      int err = 0;
+      const char* msg = gzerror(f, &err);
+      throw_input(path + ": corrupt compressed data while reading " + what + " (" + msg + ")");
+    }
+    if (got == 0) {
+      throw_input(path + ": truncated: " + what + " needs " + std::to_string(n) + " bytes but the file ends after " +
+                  std::to_string(done));
+    }
+    done += static_cast<std::uint64_t>(got);
+  }
+}
+
+std::uint32_t read_be32(gzFile_s* f, const std::string& path, const char* what) {
+  std::array<std::uint8_t, 4> b{};
+  read_exact(f, path, b.data(), 4, what);
+  return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | b[3];
+}
+
+void expect_end(gzFile_s* f, const std::string& path) {
+  std::uint8_t extra = 0;
+  if (gzread(f, &extra, 1) > 0) {
+    throw_input(path + ": has bytes after the data its header announces; the header's counts are wrong");
+  }
+}
+
+std::string magic_text(std::uint32_t m) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", m);
+  return buf;
+}
+
+GzFile open_write(const std::string& path, bool gzip) {
+  GzFile f(gzopen(path.c_str(), gzip ? "wb6" : "wbT"));
+  if (!f) throw_input(path + ": cannot open for writing");
+  return f;
+}
+
+void write_all(gzFile_s* f, const std::string& path, const void* src, std::size_t n) {
+  if (n > 0 && gzwrite(f, src, static_cast<unsigned>(n)) != static_cast<int>(n)) throw_runtime(path + ": write failed");
+}
+
+void write_be32(gzFile_s* f, const std::string& path, std::uint32_t v) {
+  const std::array<std::uint8_t, 4> b{static_cast<std::uint8_t>(v >> 24), static_cast<std::uint8_t>(v >> 16),
+                                      static_cast<std::uint8_t>(v >> 8), static_cast<std::uint8_t>(v)};
+  write_all(f, path, b.data(), b.size());
+}
+
+}  // namespace
+
+IdxImages read_idx_images(const std::string& path) {
+  GzFile f = open_read(path);
+  const std::uint32_t magic = read_be32(f.get(), path, "the header");
+  if (magic != kImagesMagic) {
+    throw_input(path + ": bad magic " + magic_text(magic) + " (an IDX image file starts with 0x00000803); is it the right file?");
+  }
+  IdxImages img;
+  img.count = read_be32(f.get(), path, "the header");
+  img.rows = read_be32(f.get(), path, "the header");
+  img.cols = read_be32(f.get(), path, "the header");
+  const std::uint64_t bytes = std::uint64_t{img.count} * img.rows * img.cols;
+  if (img.rows == 0 || img.cols == 0 || img.rows > 4096 || img.cols > 4096 || bytes > kMaxBytes) {
+    throw_input(path + ": implausible dimensions " + std::to_string(img.count) + " x " + std::to_string(img.rows) + " x " +
+                std::to_string(img.cols) + " in the header");
+  }
+  img.pixels.resize(bytes);
+  read_exact(f.get(), path, img.pixels.data(), bytes, "the pixels");
+  expect_end(f.get(), path);
+  return img;
+}
+
+std::vector<std::uint8_t> read_idx_labels(const std::string& path) {
+  GzFile f = open_read(path);
+  const std::uint32_t magic = read_be32(f.get(), path, "the header");
+  if (magic != kLabelsMagic) {
+    throw_input(path + ": bad magic " + magic_text(magic) + " (an IDX label file starts with 0x00000801); is it the right file?");
+  }
+  const std::uint32_t count = read_be32(f.get(), path, "the header");
+  if (count > kMaxBytes) throw_input(path + ": implausible label count " + std::to_string(count));
+  std::vector<std::uint8_t> labels(count);
+  read_exact(f.get(), path, labels.data(), count, "the labels");
+  expect_end(f.get(), path);
+  return labels;
+}
+
+void write_idx_images(const std::string& path, const IdxImages& images, bool gzip) {
+  GzFile f = open_write(path, gzip);
+  write_be32(f.get(), path, kImagesMagic);
+  write_be32(f.get(), path, images.count);
+  write_be32(f.get(), path, images.rows);
+  write_be32(f.get(), path, images.cols);
+  write_all(f.get(), path, images.pixels.data(), images.pixels.size());
+}
+
+void write_idx_labels(const std::string& path, const std::vector<std::uint8_t>& labels, bool gzip) {
+  GzFile f = open_write(path, gzip);
+  write_be32(f.get(), path, kLabelsMagic);
+  write_be32(f.get(), path, static_cast<std::uint32_t>(labels.size()));
+  write_all(f.get(), path, labels.data(), labels.size());
+}
+
+}  // namespace scalelab::data

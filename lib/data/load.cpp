@@ -1,0 +1,110 @@
+// load_dataset (data/load.h): resolves the folder, finds each IDX file gzipped or not, and checks
+// that images, labels, train and test agree with one another.
+#include "data/load.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/error.h"
+#include "data/idx.h"
+#include "data/synthetic.h"
+
+namespace scalelab::data {
+namespace fs = std::filesystem;
+namespace {
+
+// The file for `stem` in `dir`: stem, stem.gz, or MNIST's dotted variant ("train-images.idx3-ubyte").
+std::string find_file(const fs::path& dir, const std::string& stem, const std::string& dataset, bool default_dir) {
+  std::string dotted = stem;
+  const auto dash = dotted.find("-idx");
+  if (dash != std::string::npos) dotted[dash] = '.';
+  for (const std::string& name : {stem, stem + ".gz", dotted, dotted + ".gz"}) {
+    std::error_code ec;
+    if (fs::is_regular_file(dir / name, ec)) return (dir / name).string();
+  }
+  std::string hint = default_dir ? "install it with 'apt-get install dataset-fashion-mnist' or point --data-dir (or "
+                                   "SCALELAB_DATA_DIR) at a folder holding the four IDX files"
+                                 : "check --data-dir / --dataset, or use --dataset synthetic";
+  throw_input(dataset + ": no " + stem + "[.gz] in " + dir.string() + "; " + hint);
+}
+
+// One split's images and labels, checked against each other.
+struct RawSplit {
+  IdxImages images;
+  std::vector<std::uint8_t> labels;
+  std::string images_path;
+};
+
+RawSplit load_split(const fs::path& dir, const std::string& prefix, const std::string& dataset, bool default_dir) {
+  RawSplit raw;
+  raw.images_path = find_file(dir, prefix + "-images-idx3-ubyte", dataset, default_dir);
+  const std::string labels_path = find_file(dir, prefix + "-labels-idx1-ubyte", dataset, default_dir);
+  raw.images = read_idx_images(raw.images_path);
+  raw.labels = read_idx_labels(labels_path);
+  if (raw.images.count != raw.labels.size()) {
+    throw_input(raw.images_path + ": holds " + std::to_string(raw.images.count) + " images but " + labels_path +
+                " holds " + std::to_string(raw.labels.size()) + " labels; the files do not belong together");
+  }
+  if (raw.images.count == 0) throw_input(raw.images_path + ": holds no images");
+  return raw;
+}
+
+DatasetSplits load_folder(const fs::path& dir, const std::string& dataset, bool default_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    if (default_dir) {
+      throw_input(dataset + ": folder " + dir.string() + " not found; install it with 'apt-get install "
+                  "dataset-fashion-mnist' or point --data-dir (or SCALELAB_DATA_DIR) at a folder holding the IDX files");
+    }
+    throw_input(dataset + ": folder " + dir.string() + " not found; check --data-dir");
+  }
+  RawSplit train = load_split(dir, "train", dataset, default_dir);
+  RawSplit test = load_split(dir, "t10k", dataset, default_dir);
+  if (train.images.rows != test.images.rows || train.images.cols != test.images.cols) {
+    throw_input(test.images_path + ": test images are " + std::to_string(test.images.rows) + "x" +
+                std::to_string(test.images.cols) + " but the training images are " + std::to_string(train.images.rows) +
+                "x" + std::to_string(train.images.cols) + "; the files do not belong together");
+  }
+  const int classes = *std::max_element(train.labels.begin(), train.labels.end()) + 1;
+  const int test_max = *std::max_element(test.labels.begin(), test.labels.end());
+  if (classes < 2) throw_input(train.images_path + ": the training labels hold a single class");
+  if (test_max >= classes) {
+    throw_input(test.images_path + ": test label " + std::to_string(test_max) +
+                " is beyond the training labels' classes 0.." + std::to_string(classes - 1));
+  }
+  const ImageShape shape{1, static_cast<int>(train.images.rows), static_cast<int>(train.images.cols)};
+  DatasetSplits s;
+  s.train = std::make_unique<InMemoryDataset>(dataset + " train", shape, classes, std::move(train.images.pixels),
+                                              std::move(train.labels));
+  s.test = std::make_unique<InMemoryDataset>(dataset + " test", shape, classes, std::move(test.images.pixels),
+                                             std::move(test.labels));
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> dataset_names() { return {"fashion-mnist", "synthetic"}; }
+
+DatasetSplits load_dataset(const DatasetSpec& spec) {
+  if (spec.name == "synthetic") {
+    const ImageShape shape{1, 28, 28};
+    DatasetSplits s;
+    s.train = std::make_unique<SyntheticDataset>(spec.synthetic_train, shape, 10, spec.seed, 0);
+    s.test = std::make_unique<SyntheticDataset>(spec.synthetic_test, shape, 10, spec.seed, 1);
+    return s;
+  }
+  if (spec.name == "fashion-mnist") {
+    if (!spec.data_dir.empty()) return load_folder(spec.data_dir, "fashion-mnist", false);
+    if (const char* env = std::getenv("SCALELAB_DATA_DIR"); env != nullptr && *env != '\0') {
+      return load_folder(env, "fashion-mnist (SCALELAB_DATA_DIR)", false);
+    }
+    return load_folder(kDefaultFashionMnistDir, "fashion-mnist", true);
+  }
+  std::error_code ec;
+  if (fs::is_directory(spec.name, ec)) return load_folder(spec.name, spec.name, false);
+  throw_usage("--dataset " + spec.name + ": unknown dataset; use fashion-mnist, synthetic, or a folder holding " +
+              "MNIST-format IDX files");
+}
+
+}  // namespace scalelab::data
