@@ -8,7 +8,10 @@
 //
 // An Algorithm object keeps the scratch buffers it needs and reuses them across calls (no
 // allocation after the first call at a given size). It works for any rank count and any element
-// count, 0 and fewer elements than ranks included. In-place: send == recv.
+// count, 0 and fewer elements than ranks included. In-place: send == recv for allreduce and
+// broadcast; send == recv + rank * count for allgather, recv == send + rank * count for
+// reduce-scatter (NCCL's convention, communicator.h). Only host-memory communicators can run the
+// point-to-point algorithms (they reduce on the CPU); `library` runs on any backend.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -35,6 +38,9 @@ class Algorithm {
   // reduce-scatter. `op` is ignored by broadcast and allgather, `root` by all but broadcast.
   virtual void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count,
                    comm::DataType type, comm::ReduceOp op, int root) = 0;
+  // Bytes of scratch this object holds now (grown on demand, never shrunk, reused by later
+  // calls): what the tests read to check that a second call at the same size allocates nothing.
+  [[nodiscard]] virtual std::size_t scratch_bytes() const { return 0; }
 };
 
 // The algorithms available for a collective, in the order help text lists them.

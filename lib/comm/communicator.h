@@ -7,12 +7,15 @@
 // which the benchmark names `--algo library`.
 //
 // Buffers live in memory_space(): host memory for mpi and local, device memory for nccl.
-// In-place is requested by passing the same pointer as send and recv. Counts are elements.
+// In-place is requested by passing the same pointer as send and recv (allreduce, broadcast), or,
+// as in NCCL and nccl-tests, send == recv + rank() * count for allgather and
+// recv == send + rank() * count for reduce-scatter. Counts are elements.
 // Every call blocks until this rank's part is complete. A peer that fails makes the call throw
 // (ErrorKind::comm) or brings the job down; it never hangs silently.
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "comm/types.h"
 
@@ -49,6 +52,19 @@ class Communicator {
   virtual void reduce_scatter(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
                               ReduceOp op) = 0;
   virtual void barrier() = 0;
+
+  // Control-plane exchange in host memory whatever memory_space() is: recv receives size() *
+  // bytes_per_rank bytes, rank r's at offset r * bytes_per_rank. For small values (argument checks,
+  // timings), not for payloads. The default goes over send/recv and needs host memory; the nccl
+  // backend overrides it.
+  virtual void host_allgather(const void* send, void* recv, std::size_t bytes_per_rank);
+  // Copies `bytes` within this rank's memory space (memmove on the host, cudaMemcpy for nccl):
+  // how algorithms place a rank's own block without knowing where buffers live.
+  virtual void local_copy(void* dst, const void* src, std::size_t bytes);
+  // Every rank's `value`, indexed by rank (through host_allgather). Collective.
+  [[nodiscard]] std::vector<double> gather_values(double value);
+  // The largest `value` over all ranks, e.g. a step's time (the slowest rank sets the pace).
+  [[nodiscard]] double max_over_ranks(double value);
 
   // Brings the whole job down with `message` (printed once, on this rank) and `exit_code`.
   [[noreturn]] virtual void abort(const std::string& message, int exit_code) = 0;

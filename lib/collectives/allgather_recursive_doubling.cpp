@@ -1,0 +1,58 @@
+// Recursive-doubling allgather: log2(p) rounds; in round k each rank swaps everything it has
+// gathered so far with the rank whose (renumbered) index differs in bit k, so the gathered range
+// doubles each round. Non-powers of two fold first (Fold): the even rank of each pair hands its
+// block to the odd one, so new rank v holds the contiguous blocks [first(v), first(v+1)) with
+// first(v) = 2v below rem and v + rem above; at the end the odd rank hands the whole result back.
+#include "collectives/algorithm_base.h"
+
+namespace scalelab::collectives {
+namespace {
+
+class RecursiveDoublingAllgather final : public AlgorithmBase {
+ public:
+  RecursiveDoublingAllgather() : AlgorithmBase("recursive_doubling", Collective::allgather) {}
+
+  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+           comm::ReduceOp /*op*/, int /*root*/) override {
+    require_host(comm);
+    const int p = comm.size(), r = comm.rank();
+    const std::size_t bytes = count * comm::size_of(type);
+    if (count == 0) return;
+    const auto block = [&](int b) { return at(recv, static_cast<std::size_t>(b), bytes); };
+    comm.local_copy(block(r), send, bytes);  // no-op in place
+    if (p == 1) return;
+    const Fold fold(r, p);
+    const auto first = [&](int v) { return v < fold.rem ? 2 * v : v + fold.rem; };  // first(pof2) == p
+    if (fold.sits_out()) {
+      comm.send(block(r), bytes, r + 1, tag::allgather_rd);
+    } else {
+      if (fold.has_partner(r)) comm.recv(block(r - 1), bytes, r - 1, tag::allgather_rd);
+      int lo = fold.newrank, hi = fold.newrank + 1;  // gathered range, in new ranks
+      for (int mask = 1; mask < fold.pof2; mask <<= 1) {
+        const int partner = fold.real(fold.newrank ^ mask);
+        const int width = hi - lo;
+        const int other_lo = (fold.newrank & mask) ? lo - width : hi, other_hi = other_lo + width;
+        const auto n_mine = static_cast<std::size_t>(first(hi) - first(lo));
+        const auto n_other = static_cast<std::size_t>(first(other_hi) - first(other_lo));
+        comm.sendrecv(block(first(lo)), n_mine * bytes, partner, block(first(other_lo)), n_other * bytes, partner,
+                      tag::allgather_rd);
+        lo = std::min(lo, other_lo);
+        hi = std::max(hi, other_hi);
+      }
+    }
+    const std::size_t total = static_cast<std::size_t>(p) * bytes;
+    if (fold.sits_out()) {
+      comm.recv(recv, total, r + 1, tag::allgather_rd);
+    } else if (fold.has_partner(r)) {
+      comm.send(recv, total, r - 1, tag::allgather_rd);
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_allgather_recursive_doubling() {
+  return std::make_unique<RecursiveDoublingAllgather>();
+}
+
+}  // namespace scalelab::collectives

@@ -1,0 +1,32 @@
+// Ring allgather: p-1 steps around the ring r -> r+1; at step s rank r forwards block (r - s)
+// (its own at step 0) and receives block (r - s - 1) straight into place. Each rank sends and
+// receives (p-1)/p of the result: the bandwidth lower bound. No scratch.
+#include "collectives/algorithm_base.h"
+
+namespace scalelab::collectives {
+namespace {
+
+class RingAllgather final : public AlgorithmBase {
+ public:
+  RingAllgather() : AlgorithmBase("ring", Collective::allgather) {}
+
+  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+           comm::ReduceOp /*op*/, int /*root*/) override {
+    require_host(comm);
+    const int p = comm.size(), r = comm.rank();
+    const std::size_t bytes = count * comm::size_of(type);
+    if (count == 0) return;
+    comm.local_copy(at(recv, static_cast<std::size_t>(r), bytes), send, bytes);  // no-op in place
+    const int right = mod(r + 1, p), left = mod(r - 1, p);
+    for (int s = 0; s < p - 1; ++s) {
+      const auto sb = static_cast<std::size_t>(mod(r - s, p)), rb = static_cast<std::size_t>(mod(r - s - 1, p));
+      comm.sendrecv(at(recv, sb, bytes), bytes, right, at(recv, rb, bytes), bytes, left, tag::allgather_ring);
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_allgather_ring() { return std::make_unique<RingAllgather>(); }
+
+}  // namespace scalelab::collectives

@@ -1,0 +1,77 @@
+// Binary-tree allreduce: reduce up the tree to rank 0, then broadcast down the same tree.
+// Rank i's children are 2i+1 and 2i+2, its parent (i-1)/2.
+//
+//            0            level 0
+//          /   \          level 1
+//         1     2
+//        / \   /          level 2
+//       3   4 5
+//
+// `tree` moves the whole buffer as one message per edge: latency 2 log2(p) hops but every byte
+// crosses every level. `tree_pipelined` cuts the buffer into segments and runs reduce and
+// broadcast segment by segment, so different levels of the tree work on different segments at
+// once (the idea behind NCCL's tree algorithm). The scratch buffer holds one segment.
+#include "collectives/algorithm_base.h"
+
+namespace scalelab::collectives {
+namespace {
+
+constexpr std::size_t kPipelineSegmentBytes = 128 * 1024;
+
+class TreeAllreduce final : public AlgorithmBase {
+ public:
+  TreeAllreduce(std::string_view name, std::size_t segment_bytes)
+      : AlgorithmBase(name, Collective::allreduce), segment_bytes_(segment_bytes) {}
+
+  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+           comm::ReduceOp op, int /*root*/) override {
+    require_host(comm);
+    const int p = comm.size(), r = comm.rank();
+    const std::size_t es = comm::size_of(type);
+    if (count == 0) return;
+    if (p == 1) {
+      comm.local_copy(recv, send, count * es);
+      return;
+    }
+    const int parent = r == 0 ? -1 : (r - 1) / 2;
+    const int children[2] = {2 * r + 1, 2 * r + 2};
+    const std::size_t seg = segment_bytes_ == 0 ? count : std::max<std::size_t>(1, segment_bytes_ / es);
+    unsigned char* tmp = scratch_.get(std::min(seg, count) * es);
+
+    for (std::size_t off = 0; off < count; off += seg) {
+      const std::size_t n = std::min(seg, count - off);
+      const void* mine = at(send, off, es);
+      void* out = at(recv, off, es);
+      // Up: combine the children's partial sums with ours, pass the result to the parent.
+      const void* partial = mine;
+      for (const int c : children) {
+        if (c >= p) continue;
+        comm.recv(tmp, n * es, c, tag::tree_up);
+        comm::reduce_to(out, partial, tmp, n, type, op);
+        partial = out;
+      }
+      if (parent >= 0) {
+        comm.send(partial, n * es, parent, tag::tree_up);
+        // Down: the total arrives from the parent and goes on to the children.
+        comm.recv(out, n * es, parent, tag::tree_down);
+      } else {
+        comm::finish_reduction(out, n, type, op, p);
+      }
+      for (const int c : children) {
+        if (c < p) comm.send(out, n * es, c, tag::tree_down);
+      }
+    }
+  }
+
+ private:
+  std::size_t segment_bytes_;  // 0: the whole buffer at once
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_allreduce_tree() { return std::make_unique<TreeAllreduce>("tree", 0); }
+std::unique_ptr<Algorithm> make_allreduce_tree_pipelined() {
+  return std::make_unique<TreeAllreduce>("tree_pipelined", kPipelineSegmentBytes);
+}
+
+}  // namespace scalelab::collectives

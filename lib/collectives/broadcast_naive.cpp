@@ -1,0 +1,34 @@
+// Naive broadcast: the root sends the whole buffer to every other rank in turn. p-1 full
+// messages leave one rank, so the time grows linearly with p; the tree and the ring fix that.
+// Like every broadcast here: the root's data comes from `send`, the result lands in `recv`.
+#include "collectives/algorithm_base.h"
+
+namespace scalelab::collectives {
+namespace {
+
+class NaiveBroadcast final : public AlgorithmBase {
+ public:
+  NaiveBroadcast() : AlgorithmBase("naive", Collective::broadcast) {}
+
+  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+           comm::ReduceOp /*op*/, int root) override {
+    require_host(comm);
+    const int p = comm.size(), r = comm.rank();
+    const std::size_t bytes = count * comm::size_of(type);
+    if (count == 0) return;
+    if (r == root) {
+      comm.local_copy(recv, send, bytes);
+      for (int q = 0; q < p; ++q) {
+        if (q != root) comm.send(recv, bytes, q, tag::bcast_naive);
+      }
+    } else {
+      comm.recv(recv, bytes, root, tag::bcast_naive);
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_broadcast_naive() { return std::make_unique<NaiveBroadcast>(); }
+
+}  // namespace scalelab::collectives

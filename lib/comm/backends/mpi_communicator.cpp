@@ -1,0 +1,216 @@
+// The mpi backend (mpi_communicator.h). MPI counts are int: larger transfers go in chunks of at
+// most kMaxChunk elements (or bytes), each its own MPI call. avg is MPI_SUM followed by one
+// division (MPI has no average); float16 uses user-defined ops over a 2-byte datatype that call
+// the shared reduction kernels.
+#include "comm/backends/mpi_communicator.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "comm/mpi_runtime.h"
+#include "comm/reduce.h"
+#include "core/error.h"
+
+namespace scalelab::comm {
+namespace {
+
+constexpr std::size_t kMaxChunk = INT_MAX / 2 + 1;  // 2^30: well inside int, a whole number of any type
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw_comm(std::string("MPI ") + what + " failed: " + std::string(text, static_cast<std::size_t>(len)) +
+             "; a peer rank may have failed (see its message)");
+}
+
+template <ReduceOp Op>
+void half_user_op(void* in, void* inout, int* len, MPI_Datatype*) {
+  reduce_into(inout, in, static_cast<std::size_t>(*len), DataType::f16, Op);
+}
+
+int as_int(std::size_t n) { return static_cast<int>(n); }
+
+}  // namespace
+
+MpiCommunicator::MpiCommunicator() {
+  ensure_mpi_initialized();
+  check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  MPI_Comm local = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
+  MPI_Comm_rank(local, &local_rank_);
+  MPI_Comm_size(local, &local_size_);
+  MPI_Comm_free(&local);
+  MPI_Type_contiguous(2, MPI_BYTE, &half_type_);
+  MPI_Type_commit(&half_type_);
+  MPI_Op_create(&half_user_op<ReduceOp::sum>, 1, &half_ops_[0]);
+  MPI_Op_create(&half_user_op<ReduceOp::min>, 1, &half_ops_[1]);
+  MPI_Op_create(&half_user_op<ReduceOp::max>, 1, &half_ops_[2]);
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  if (!mpi_active()) return;  // MPI already finalised: its objects are gone with it
+  for (MPI_Op& op : half_ops_) {
+    if (op != MPI_OP_NULL) MPI_Op_free(&op);
+  }
+  if (half_type_ != MPI_DATATYPE_NULL) MPI_Type_free(&half_type_);
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+MPI_Datatype MpiCommunicator::mpi_type(DataType t) const {
+  switch (t) {
+    case DataType::f32: return MPI_FLOAT;
+    case DataType::f64: return MPI_DOUBLE;
+    case DataType::i32: return MPI_INT32_T;
+    case DataType::f16: return half_type_;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+MPI_Op MpiCommunicator::mpi_op(DataType t, ReduceOp op) const {
+  if (t == DataType::f16) {
+    switch (op) {
+      case ReduceOp::sum:
+      case ReduceOp::avg: return half_ops_[0];
+      case ReduceOp::min: return half_ops_[1];
+      case ReduceOp::max: return half_ops_[2];
+    }
+  }
+  switch (op) {
+    case ReduceOp::sum:
+    case ReduceOp::avg: return MPI_SUM;
+    case ReduceOp::min: return MPI_MIN;
+    case ReduceOp::max: return MPI_MAX;
+  }
+  return MPI_OP_NULL;
+}
+
+void MpiCommunicator::send(const void* buf, std::size_t bytes, int dst, int tag) {
+  const auto* p = static_cast<const char*>(buf);
+  do {
+    const std::size_t n = std::min(bytes, kMaxChunk);
+    check(MPI_Send(p, as_int(n), MPI_BYTE, dst, tag, comm_), "MPI_Send");
+    p += n;
+    bytes -= n;
+  } while (bytes > 0);
+}
+
+void MpiCommunicator::recv(void* buf, std::size_t bytes, int src, int tag) {
+  auto* p = static_cast<char*>(buf);
+  do {
+    const std::size_t n = std::min(bytes, kMaxChunk);
+    check(MPI_Recv(p, as_int(n), MPI_BYTE, src, tag, comm_, MPI_STATUS_IGNORE), "MPI_Recv");
+    p += n;
+    bytes -= n;
+  } while (bytes > 0);
+}
+
+void MpiCommunicator::sendrecv(const void* sendbuf, std::size_t send_bytes, int dst, void* recvbuf,
+                               std::size_t recv_bytes, int src, int tag) {
+  // Chunk both directions in lockstep; a side with fewer chunks sends/receives empty messages so
+  // both peers agree on the number of calls.
+  const auto* s = static_cast<const char*>(sendbuf);
+  auto* r = static_cast<char*>(recvbuf);
+  do {
+    const std::size_t ns = std::min(send_bytes, kMaxChunk), nr = std::min(recv_bytes, kMaxChunk);
+    check(MPI_Sendrecv(s, as_int(ns), MPI_BYTE, dst, tag, r, as_int(nr), MPI_BYTE, src, tag, comm_,
+                       MPI_STATUS_IGNORE),
+          "MPI_Sendrecv");
+    s += ns;
+    r += nr;
+    send_bytes -= ns;
+    recv_bytes -= nr;
+  } while (send_bytes > 0 || recv_bytes > 0);
+}
+
+void MpiCommunicator::allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
+                                ReduceOp op) {
+  const std::size_t es = size_of(type);
+  for (std::size_t off = 0; off < count; off += kMaxChunk) {
+    const std::size_t n = std::min(count - off, kMaxChunk);
+    void* r = static_cast<char*>(recvbuf) + off * es;
+    const void* s = sendbuf == recvbuf ? MPI_IN_PLACE : static_cast<const char*>(sendbuf) + off * es;
+    check(MPI_Allreduce(s, r, as_int(n), mpi_type(type), mpi_op(type, op), comm_), "MPI_Allreduce");
+  }
+  finish_reduction(recvbuf, count, type, op, size_);
+}
+
+void MpiCommunicator::broadcast(void* buf, std::size_t count, DataType type, int root) {
+  const std::size_t es = size_of(type);
+  for (std::size_t off = 0; off < count; off += kMaxChunk) {
+    const std::size_t n = std::min(count - off, kMaxChunk);
+    check(MPI_Bcast(static_cast<char*>(buf) + off * es, as_int(n), mpi_type(type), root, comm_), "MPI_Bcast");
+  }
+}
+
+void MpiCommunicator::allgather(const void* sendbuf, void* recvbuf, std::size_t count, DataType type) {
+  const std::size_t es = size_of(type);
+  auto* out = static_cast<char*>(recvbuf);
+  const bool in_place = sendbuf == out + static_cast<std::size_t>(rank_) * count * es;
+  if (count <= kMaxChunk) {
+    check(MPI_Allgather(in_place ? MPI_IN_PLACE : sendbuf, as_int(count), mpi_type(type), out,
+                        as_int(count), mpi_type(type), comm_),
+          "MPI_Allgather");
+    return;
+  }
+  // Beyond int counts: every rank broadcasts its block in chunks.
+  if (!in_place) std::memcpy(out + static_cast<std::size_t>(rank_) * count * es, sendbuf, count * es);
+  for (int r = 0; r < size_; ++r) broadcast(out + static_cast<std::size_t>(r) * count * es, count, type, r);
+}
+
+void MpiCommunicator::reduce_scatter(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
+                                     ReduceOp op) {
+  const std::size_t es = size_of(type);
+  const auto* in = static_cast<const char*>(sendbuf);
+  const bool in_place = recvbuf == in + static_cast<std::size_t>(rank_) * count * es;
+  if (count <= kMaxChunk) {
+    if (in_place) {
+      // MPI's in-place form reads the whole input from recvbuf and leaves block `rank` at its
+      // start; ours keeps it at send + rank * count, so move it there (block 0 of the input is
+      // overwritten, as in-place allows).
+      auto* whole = const_cast<char*>(in);
+      check(MPI_Reduce_scatter_block(MPI_IN_PLACE, whole, as_int(count), mpi_type(type), mpi_op(type, op), comm_),
+            "MPI_Reduce_scatter_block");
+      if (rank_ != 0) std::memmove(recvbuf, whole, count * es);
+    } else {
+      check(MPI_Reduce_scatter_block(in, recvbuf, as_int(count), mpi_type(type), mpi_op(type, op), comm_),
+            "MPI_Reduce_scatter_block");
+    }
+  } else {
+    for (int r = 0; r < size_; ++r) {
+      for (std::size_t off = 0; off < count; off += kMaxChunk) {
+        const std::size_t n = std::min(count - off, kMaxChunk);
+        const char* s = in + (static_cast<std::size_t>(r) * count + off) * es;
+        char* d = static_cast<char*>(recvbuf) + off * es;
+        const bool mine = r == rank_;
+        check(MPI_Reduce(mine && in_place ? MPI_IN_PLACE : s, mine ? d : nullptr, as_int(n), mpi_type(type),
+                         mpi_op(type, op), r, comm_),
+              "MPI_Reduce");
+      }
+    }
+  }
+  finish_reduction(recvbuf, count, type, op, size_);
+}
+
+void MpiCommunicator::barrier() { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+void MpiCommunicator::host_allgather(const void* send, void* recv, std::size_t bytes_per_rank) {
+  check(MPI_Allgather(send, as_int(bytes_per_rank), MPI_BYTE, recv, as_int(bytes_per_rank), MPI_BYTE, comm_),
+        "MPI_Allgather");
+}
+
+void MpiCommunicator::abort(const std::string& message, int exit_code) {
+  std::fprintf(stderr, "scalelab: rank %d: %s\n", rank_, message.c_str());
+  std::fflush(stderr);
+  MPI_Abort(comm_ != MPI_COMM_NULL ? comm_ : MPI_COMM_WORLD, exit_code);
+  std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest
+}
+
+}  // namespace scalelab::comm

@@ -1,0 +1,46 @@
+// The Communicator's non-virtual helpers and the default control-plane exchange (communicator.h).
+#include "comm/communicator.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace scalelab::comm {
+
+void Communicator::host_allgather(const void* send, void* recv, std::size_t bytes_per_rank) {
+  if (memory_space() != MemorySpace::host) {
+    throw_runtime("host_allgather: backend '" + backend() + "' must provide its own host exchange");
+  }
+  // A ring: at step s forward the block received at step s-1. p-1 steps, any rank count.
+  const int p = size(), r = rank();
+  auto* out = static_cast<unsigned char*>(recv);
+  std::memmove(out + static_cast<std::size_t>(r) * bytes_per_rank, send, bytes_per_rank);
+  const int right = (r + 1) % p, left = (r - 1 + p) % p;
+  for (int s = 0; s < p - 1; ++s) {
+    const int send_block = (r - s + p) % p, recv_block = (r - s - 1 + p) % p;
+    sendrecv(out + static_cast<std::size_t>(send_block) * bytes_per_rank, bytes_per_rank, right,
+             out + static_cast<std::size_t>(recv_block) * bytes_per_rank, bytes_per_rank, left,
+             /*tag=*/0x5ca1);
+  }
+}
+
+void Communicator::local_copy(void* dst, const void* src, std::size_t bytes) {
+  if (memory_space() != MemorySpace::host) {
+    throw_runtime("local_copy: backend '" + backend() + "' must provide its own copy");
+  }
+  if (bytes > 0 && dst != src) std::memmove(dst, src, bytes);
+}
+
+std::vector<double> Communicator::gather_values(double value) {
+  std::vector<double> all(static_cast<std::size_t>(size()));
+  host_allgather(&value, all.data(), sizeof(double));
+  return all;
+}
+
+double Communicator::max_over_ranks(double value) {
+  const auto all = gather_values(value);
+  return *std::max_element(all.begin(), all.end());
+}
+
+}  // namespace scalelab::comm
