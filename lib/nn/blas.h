@@ -1,0 +1,28 @@
+// Matrix products for the nn engine: one entry point, sgemm, row-major like cblas_sgemm.
+// Backend: OpenBLAS loaded at run time with dlopen (see blas.cpp for why: the environment presets
+// OPENBLAS_CORETYPE=Haswell, which would halve its speed), else Eigen's own product.
+// Environment:
+//   SCALELAB_BLAS=eigen            use Eigen even when OpenBLAS is present
+//   SCALELAB_BLAS_LIBRARY=PATH     the OpenBLAS shared library to load (default libopenblas.so.0)
+//   SCALELAB_BLAS_CORETYPE=NAME    the OpenBLAS kernel set (e.g. SkylakeX, Haswell); default: let
+//                                  OpenBLAS detect the CPU, ignoring a preset OPENBLAS_CORETYPE
+#pragma once
+#include <string>
+
+namespace scalelab::nn {
+
+// C = alpha * op(A) * op(B) + beta * C, row-major; op(X) = X or X^T. M x N result, inner size K.
+// lda/ldb/ldc are row strides of the stored (untransposed) matrices.
+void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+           const float* b, int ldb, float beta, float* c, int ldc);
+
+// One line for `scalelab info` and result records: "OpenBLAS 0.3.21 (SkylakeX kernels, ... )" or
+// "Eigen 3.4.0 (built-in product; OpenBLAS not found: ...)".
+[[nodiscard]] std::string blas_description();
+// "openblas" or "eigen".
+[[nodiscard]] std::string blas_backend();
+
+// Applies the thread count to the BLAS backend (compute.cpp calls this).
+void blas_set_threads(int n);
+
+}  // namespace scalelab::nn

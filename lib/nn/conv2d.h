@@ -1,0 +1,49 @@
+// Conv2D: a 2-D convolution over NCHW batches (square kernel, stride, zero padding), with an
+// optional bias and a fused activation (Keras' Conv2D(filters, k, activation='relu')).
+// Weights are (filters, in_channels, k, k) as in PyTorch. The whole batch goes through ONE
+// product: im2col of the batch (K x N*Ho*Wo, K = Cin*k*k) multiplied by the (filters x K)
+// weights; the epilogue adds the bias, applies the activation and reorders to NCHW in one pass.
+// Backward: dW += dY cols^T, dX = col2im(W^T dY), each one product over the whole batch.
+#pragma once
+#include "nn/activation.h"
+#include "nn/im2col.h"
+#include "nn/init.h"
+#include "nn/layer.h"
+
+namespace scalelab::nn {
+
+struct Conv2DOptions {
+  std::size_t filters = 0;
+  std::size_t kernel = 3;
+  std::size_t stride = 1;
+  std::size_t pad = 0;  // 0 = Keras' padding='valid'; (k-1)/2 with stride 1 = 'same'
+  Activation activation = Activation::none;
+  bool bias = true;     // off when a BatchNorm follows
+  Init init = Init::he_uniform;
+};
+
+class Conv2D final : public Layer {
+ public:
+  explicit Conv2D(const Conv2DOptions& o);
+  [[nodiscard]] std::string type() const override { return "Conv2D"; }
+  [[nodiscard]] Shape output_shape(const Shape& in) const override;
+  void declare(ParameterSet& params, const std::string& name, const Shape& in) override;
+  void initialize(ParameterSet& params, Rng& rng) override;
+  void reserve(const Shape& in_shape, std::size_t max_batch) override;
+  void forward(ConstTensorView in, TensorView out, bool training) override;
+  // Note: reuses the forward pass's im2col buffer for the input gradient's columns.
+  void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
+  [[nodiscard]] FlopCount flops(const Shape& in) const override;
+  [[nodiscard]] std::size_t parameter_count() const override;
+
+ private:
+  [[nodiscard]] ConvGeometry geometry(const Shape& in) const;
+  Conv2DOptions o_;
+  ParameterSet* params_ = nullptr;
+  std::size_t w_ = 0, b_ = 0;
+  std::size_t in_channels_ = 0;
+  Tensor cols_;     // im2col of the last forward input; then the input gradient's columns
+  Tensor scratch_;  // (filters x N*Ho*Wo): the product before the epilogue; dY in that layout
+};
+
+}  // namespace scalelab::nn

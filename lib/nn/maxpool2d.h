@@ -1,0 +1,26 @@
+// MaxPooling2D: the maximum over each k x k window (stride k by default, no padding: Keras'
+// MaxPooling2D(pool_size=k)). Forward records where each maximum came from, so backward routes
+// the gradient there without comparing again (ties go to the first maximum, as in PyTorch).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "nn/layer.h"
+
+namespace scalelab::nn {
+
+class MaxPool2D final : public Layer {
+ public:
+  explicit MaxPool2D(std::size_t pool, std::size_t stride = 0);
+  [[nodiscard]] std::string type() const override { return "MaxPooling2D"; }
+  [[nodiscard]] Shape output_shape(const Shape& in) const override;
+  void reserve(const Shape& in_shape, std::size_t max_batch) override;
+  void forward(ConstTensorView in, TensorView out, bool training) override;
+  void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
+
+ private:
+  std::size_t pool_, stride_;
+  std::vector<std::uint32_t> argmax_;  // per output: index into the input plane
+};
+
+}  // namespace scalelab::nn

@@ -1,0 +1,157 @@
+// Model: building, buffers, forward/backward through the layer sequence, FLOPs and the summary
+// (see model.h). make_model lives in model_zoo.cpp.
+#include "nn/model.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+#include <sstream>
+
+namespace scalelab::nn {
+
+Model::Model(std::string name, const Shape& input_shape, std::size_t num_classes, std::uint64_t seed)
+    : name_(std::move(name)), input_shape_(input_shape), num_classes_(num_classes), seed_(seed) {}
+
+void Model::add(std::unique_ptr<Layer> layer) {
+  if (built_) throw_runtime("Model " + name_ + ": add() after build()");
+  Shape in = out_shapes_.empty() ? input_shape_ : out_shapes_.back();
+  out_shapes_.push_back(layer->output_shape(in));
+  // Keras-style names: conv2d, conv2d_1, dense, dense_1 ...
+  std::string base = layer->type();
+  std::string lower;
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    char c = base[i];
+    if (std::isupper(static_cast<unsigned char>(c)) && i > 0 && !std::isupper(static_cast<unsigned char>(base[i - 1])) &&
+        !std::isdigit(static_cast<unsigned char>(base[i - 1])))
+      lower += '_';
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  std::size_t same = 0;
+  for (const auto& l : layers_) same += l->type() == base;
+  layer_names_.push_back(same ? lower + "_" + std::to_string(same) : lower);
+  layers_.push_back(std::move(layer));
+}
+
+void Model::build() {
+  if (built_) return;
+  if (out_shapes_.empty()) throw_runtime("Model " + name_ + ": no layers");
+  if (out_shapes_.back().rank() != 1 || out_shapes_.back()[0] != num_classes_)
+    throw_runtime("Model " + name_ + ": the last layer gives " + out_shapes_.back().str() + ", not (" +
+                  std::to_string(num_classes_) + ")");
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    layers_[i]->declare(params_, layer_names_[i], i ? out_shapes_[i - 1] : input_shape_);
+  params_.finalize();
+  // One stream for initial values, another per layer for its randomness: adding a Dropout does
+  // not change the initial weights of the other layers.
+  Rng init_rng(seed_, 0);
+  for (auto& l : layers_) l->initialize(params_, init_rng);
+  reseed(seed_, 0);
+  built_ = true;
+}
+
+void Model::reseed(std::uint64_t seed, std::uint64_t stream) {
+  for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i]->reseed(seed + 1000003ull * (i + 1), stream);
+}
+
+void Model::set_statistics_reducer(const StatisticsReducer& reducer) {
+  for (auto& l : layers_) l->set_statistics_reducer(reducer);
+}
+
+void Model::reserve(std::size_t max_batch) {
+  if (!built_) build();
+  if (max_batch <= reserved_batch_) return;
+  acts_.resize(layers_.size());
+  std::size_t biggest = input_shape_.numel();
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    layers_[i]->reserve(i ? out_shapes_[i - 1] : input_shape_, max_batch);
+    if (!layers_[i]->aliases_input()) acts_[i].resize(out_shapes_[i].with_batch(max_batch));
+    biggest = std::max(biggest, out_shapes_[i].numel());
+  }
+  for (auto& g : grad_buf_) g.resize(Shape{max_batch * biggest});
+  views_.resize(layers_.size());
+  reserved_batch_ = max_batch;
+}
+
+ConstTensorView Model::forward(ConstTensorView input, bool training) {
+  if (!(input.shape.without_batch() == input_shape_))
+    throw_usage("model " + name_ + " expects inputs " + input_shape_.str() + " per sample, got " +
+                input.shape.without_batch().str());
+  const std::size_t n = input.batch();
+  reserve(n);
+  last_input_ = input;
+  ConstTensorView cur = input;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    Shape s = out_shapes_[i].with_batch(n);
+    if (layers_[i]->aliases_input()) {
+      views_[i] = {cur.data, s};
+    } else {
+      TensorView out{acts_[i].data(), s};
+      layers_[i]->forward(cur, out, training);
+      views_[i] = out;
+    }
+    cur = views_[i];
+  }
+  return cur;
+}
+
+void Model::backward(ConstTensorView dlogits) {
+  if (views_.empty() || !(dlogits.shape == views_.back().shape))
+    throw_runtime("Model " + name_ + ": backward() needs dlogits shaped like the last forward's logits");
+  ConstTensorView dout = dlogits;
+  int next = 0;  // which ping-pong buffer receives the next input gradient
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    ConstTensorView in = i ? views_[i - 1] : last_input_;
+    if (layers_[i]->aliases_input()) {
+      dout = {dout.data, in.shape};
+      continue;
+    }
+    TensorView din;
+    if (i > 0) {
+      din = {grad_buf_[next].data(), in.shape};
+      next ^= 1;
+    }
+    layers_[i]->backward(in, views_[i], dout, din);
+    dout = din;
+  }
+}
+
+FlopCount Model::flops_per_image() const {
+  FlopCount total;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    FlopCount f = layers_[i]->flops(i ? out_shapes_[i - 1] : input_shape_);
+    total.forward += f.forward;
+    total.backward_params += f.backward_params;
+    if (i > 0) total.backward_input += f.backward_input;
+  }
+  return total;
+}
+
+void Model::print_summary(std::ostream& os) const {
+  const std::string rule(72, '_'), thick(72, '=');
+  os << "Model: \"" << name_ << "\"\n" << rule << "\n";
+  os << fmt::format(" {:<30}{:<26}{:>12}\n", "Layer (type)", "Output Shape", "Param #") << thick << "\n";
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    std::string shape = out_shapes_[i].str();
+    shape = "(None, " + shape.substr(1);
+    std::size_t p = layers_[i]->parameter_count();
+    total += p;
+    os << fmt::format(" {:<30}{:<26}{:>12}\n", layer_names_[i] + " (" + layers_[i]->type() + ")", shape, p);
+    os << (i + 1 < layers_.size() ? "\n" : "");
+  }
+  FlopCount f = flops_per_image();
+  os << thick << "\n";
+  os << "Total params: " << total << " (" << fmt::format("{:.2f}", total * 4.0 / 1048576.0) << " MiB)\n";
+  os << "Trainable params: " << total << "\nNon-trainable params: " << params_.state().size() << "\n";
+  os << fmt::format("FLOPs per image: {:.2f} M forward, {:.2f} M forward+backward\n", f.forward / 1e6,
+                    (f.forward + f.backward()) / 1e6);
+  os << rule << "\n";
+}
+
+std::string Model::summary() const {
+  std::ostringstream os;
+  print_summary(os);
+  return os.str();
+}
+
+}  // namespace scalelab::nn

@@ -1,0 +1,89 @@
+// Model: a sequence of layers with its ParameterSet and every activation and gradient buffer,
+// allocated once for the largest batch seen (reserve), so that a training step never allocates.
+// make_model builds the named models the labs use:
+//   cnn      the course's Keras model: Conv2D 32 3x3 ReLU, Conv2D 64 3x3 ReLU, MaxPooling2D 2,
+//            Dropout 0.25, Flatten, Dense 128 ReLU, Dropout 0.5, Dense num_classes
+//   mlp      Flatten, Dense 256 ReLU, Dense 128 ReLU, Dense num_classes
+//   trivial  Flatten, Dense num_classes (almost no compute: the input pipeline sets the pace)
+//   resnet   Conv 16 + BatchNorm + ReLU, residual blocks 16, 32/2, 64/2, global average pool, Dense
+// Typical step:  model.zero_grad(); logits = model.forward(x, true);
+//                softmax_cross_entropy(logits, labels, dlogits); model.backward(dlogits);
+//                optimizer.step(model.parameters(), lr);
+#pragma once
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/layer.h"
+#include "nn/parameter.h"
+#include "nn/tensor.h"
+
+namespace scalelab::nn {
+
+class Model {
+ public:
+  // input_shape per sample: (C, H, W) for images.
+  Model(std::string name, const Shape& input_shape, std::size_t num_classes, std::uint64_t seed);
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  // Build phase: add layers, then build() declares, allocates and initialises the parameters.
+  void add(std::unique_ptr<Layer> layer);
+  void build();
+
+  // Runs every layer; returns the logits (batch, num_classes), valid until the next forward.
+  // A batch larger than any before reserves (allocates) once; smaller batches reuse the buffers.
+  ConstTensorView forward(ConstTensorView input, bool training);
+  // Backward through every layer after a training forward on the same input; ACCUMULATES into
+  // parameters().grads() (call zero_grad() once per optimizer step). dlogits: (batch, classes).
+  void backward(ConstTensorView dlogits);
+  void zero_grad() { params_.zero_grad(); }
+  // Allocates every buffer for batches up to max_batch (forward calls this when needed).
+  void reserve(std::size_t max_batch);
+
+  [[nodiscard]] ParameterSet& parameters() { return params_; }
+  [[nodiscard]] const ParameterSet& parameters() const { return params_; }
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] const Shape& input_shape() const { return input_shape_; }
+  [[nodiscard]] std::size_t num_classes() const { return num_classes_; }
+  [[nodiscard]] std::size_t layer_count() const { return layers_.size(); }
+  [[nodiscard]] Layer& layer(std::size_t i) { return *layers_[i]; }
+
+  // FLOPs per image: forward, and backward (parameter and input gradients, except the first
+  // layer's input gradient, which is never computed).
+  [[nodiscard]] FlopCount flops_per_image() const;
+  // Keras model.summary(): one row per layer (name, type, output shape, parameters), totals.
+  void print_summary(std::ostream& os) const;
+  [[nodiscard]] std::string summary() const;
+
+  // New random streams for Dropout (e.g. stream = rank, so ranks drop different units).
+  void reseed(std::uint64_t seed, std::uint64_t stream);
+  // SyncBatchNorm hook for every BatchNorm layer in the model (see batch_norm.h).
+  void set_statistics_reducer(const StatisticsReducer& reducer);
+
+ private:
+  std::string name_;
+  Shape input_shape_;
+  std::size_t num_classes_;
+  std::uint64_t seed_;
+  bool built_ = false;
+  std::vector<std::unique_ptr<Layer>> layers_;
+  std::vector<std::string> layer_names_;
+  std::vector<Shape> out_shapes_;  // per sample, one per layer
+  ParameterSet params_;
+  std::size_t reserved_batch_ = 0;
+  std::vector<Tensor> acts_;  // output of each non-aliasing layer
+  Tensor grad_buf_[2];        // ping-pong input gradients during backward
+  ConstTensorView last_input_;
+  std::vector<ConstTensorView> views_;  // views_[i]: output of layer i in the last forward
+};
+
+// Names make_model accepts, in the order the usage message lists them.
+[[nodiscard]] const std::vector<std::string>& model_names();
+// Builds and initialises a named model; an unknown name is a usage error listing the names.
+[[nodiscard]] std::unique_ptr<Model> make_model(const std::string& name, const Shape& input_shape,
+                                                std::size_t num_classes, std::uint64_t seed);
+
+}  // namespace scalelab::nn
