@@ -1,0 +1,79 @@
+// Every algorithm of every collective against the reference (collective_check.h) over Open MPI,
+// run by CTest at 2, 3 and 4 ranks. Failures are gathered so every rank agrees on the verdict;
+// rank 0 prints them. Also: require_same names the ranks that disagree.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "collective_check.h"
+#include "collectives/algorithm.h"
+#include "comm/consistency.h"
+#include "comm/factory.h"
+#include "comm/mpi_runtime.h"
+#include "core/error.h"
+
+namespace scalelab::test {
+namespace {
+
+using collectives::Collective;
+
+comm::Communicator& world() {
+  static auto comm = comm::make_communicator("mpi");
+  return *comm;
+}
+
+TEST(MpiAlgorithms, EveryAlgorithmMatchesTheReference) {
+  auto& comm = world();
+  for (const Collective c :
+       {Collective::allreduce, Collective::broadcast, Collective::allgather, Collective::reduce_scatter}) {
+    for (const auto& name : collectives::algorithm_names(c)) {
+      auto algo = collectives::make_algorithm(c, name);
+      const auto failures = check_all_cases(comm, *algo);
+      const double worst = comm.max_over_ranks(static_cast<double>(failures.size()));
+      EXPECT_EQ(worst, 0.0) << collectives::name_of(c) << "/" << name << " at " << comm.size() << " ranks"
+                            << (failures.empty() ? std::string(" (failures on another rank)") : ": " + failures.front());
+    }
+  }
+}
+
+TEST(MpiConsistency, RequireSameNamesTheRanksThatDisagree) {
+  auto& comm = world();
+  EXPECT_NO_THROW(comm::require_same(comm, 42, "--minbytes: ranks disagree on the element count"));
+  const std::uint64_t mine = comm.rank() == 1 ? 524288 : 262144;
+  try {
+    comm::require_same(comm, mine, "--minbytes: ranks disagree on the element count");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::comm);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("rank 0 has 262144, rank 1 has 524288"), std::string::npos) << m;
+    EXPECT_NE(m.find("launch every rank with the same arguments"), std::string::npos) << m;
+  }
+}
+
+TEST(MpiCommunicator, ReportsItsGeometry) {
+  auto& comm = world();
+  EXPECT_EQ(comm.backend(), "mpi");
+  EXPECT_GE(comm.local_size(), 1);
+  EXPECT_LT(comm.local_rank(), comm.local_size());
+  EXPECT_EQ(comm.max_over_ranks(comm.rank()), comm.size() - 1.0);
+}
+
+}  // namespace
+}  // namespace scalelab::test
+
+int main(int argc, char** argv) {
+  scalelab::comm::ensure_mpi_initialized();
+  ::testing::InitGoogleTest(&argc, argv);
+  int rank = scalelab::test::world().rank();
+  if (rank != 0) {  // one report, from rank 0
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int rc = RUN_ALL_TESTS();
+  // Every rank's verdict: a test that failed only on rank 2 must fail the run.
+  const double worst = scalelab::test::world().max_over_ranks(rc);
+  scalelab::comm::finalize_mpi();
+  return worst != 0 ? 1 : 0;
+}
