@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "optim/adam.h"
+#include "optim/lamb.h"
+#include "optim/lars.h"
 #include "optim/sgd.h"
 
 namespace scalelab::optim {
@@ -20,6 +22,8 @@ const std::vector<Entry>& table() {
   static const std::vector<Entry> kOptimizers = {
       {"sgd", [](const OptimizerOptions& o) { return std::make_unique<Sgd>(o); }},
       {"adam", [](const OptimizerOptions& o) { return std::make_unique<Adam>(o); }},
+      {"lars", [](const OptimizerOptions& o) { return std::make_unique<Lars>(o); }},
+      {"lamb", [](const OptimizerOptions& o) { return std::make_unique<Lamb>(o); }},
   };
   return kOptimizers;
 }
