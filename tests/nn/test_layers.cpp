@@ -1,0 +1,138 @@
+// Dense, ReLU, MaxPooling2D, Flatten, GlobalAveragePooling2D and Dropout: forward semantics and
+// backward against finite differences.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "grad_check.h"
+#include "nn/dense.h"
+#include "nn/dropout.h"
+#include "nn/flatten.h"
+#include "nn/global_avg_pool.h"
+#include "nn/maxpool2d.h"
+#include "nn/relu.h"
+
+namespace scalelab::nn {
+namespace {
+
+TEST(Dense, ForwardIsXWTransposePlusBias) {
+  Dense d(3, Activation::none);
+  testing::LayerHarness h(d, Shape{4}, 2);
+  h.loss();
+  for (std::size_t n = 0; n < 2; ++n)
+    for (std::size_t u = 0; u < 3; ++u) {
+      double s = h.params.value(1)[u];
+      for (std::size_t i = 0; i < 4; ++i) s += double(h.params.value(0)[u * 4 + i]) * h.in.data()[n * 4 + i];
+      EXPECT_NEAR(h.out.data()[n * 3 + u], s, 1e-5);
+    }
+}
+
+TEST(Dense, GradientsMatchFiniteDifferencesWithAndWithoutReLU) {
+  testing::SkipKinks kinks;
+  for (Activation act : {Activation::none, Activation::relu}) {
+    Dense d(5, act);
+    testing::LayerHarness h(d, Shape{7}, 4);
+    EXPECT_LT(h.input_error(), 2e-3) << activation_name(act);
+    EXPECT_LT(h.worst_param_error(), 2e-3) << activation_name(act);
+  }
+}
+
+TEST(ReLU, GradientMatchesFiniteDifferencesAwayFromZero) {
+  ReLU r;
+  testing::LayerHarness h(r, Shape{3, 4, 4}, 2);
+  // Keep every input at least 0.05 from the kink, farther than the step 1e-2.
+  for (std::size_t i = 0; i < h.in.numel(); ++i) {
+    float& x = h.in.data()[i];
+    if (std::abs(x) < 0.05f) x = x < 0 ? -0.05f : 0.05f;
+  }
+  EXPECT_LT(h.input_error(), 1e-3);
+}
+
+TEST(MaxPool2D, TakesTheWindowMaximumAndRoutesTheGradientThere) {
+  MaxPool2D p(2);
+  testing::LayerHarness h(p, Shape{2, 6, 5}, 2);
+  // Distinct values 0.1 apart: no ties, and a step of 1e-2 never changes which one is largest.
+  std::vector<float> v(h.in.numel());
+  std::iota(v.begin(), v.end(), 0.0f);
+  Rng rng(3);
+  std::shuffle(v.begin(), v.end(), rng.engine());
+  for (std::size_t i = 0; i < v.size(); ++i) h.in.data()[i] = 0.1f * v[i];
+  EXPECT_EQ(p.output_shape(Shape{2, 6, 5}), (Shape{2, 3, 2}));
+  h.loss();
+  const float* x = h.in.data();
+  for (std::size_t pl = 0; pl < 4; ++pl)
+    for (std::size_t oh = 0; oh < 3; ++oh)
+      for (std::size_t ow = 0; ow < 2; ++ow) {
+        float m = -1e30f;
+        for (std::size_t i = 0; i < 2; ++i)
+          for (std::size_t j = 0; j < 2; ++j) m = std::max(m, x[pl * 30 + (2 * oh + i) * 5 + 2 * ow + j]);
+        EXPECT_EQ(h.out.data()[pl * 6 + oh * 2 + ow], m);
+      }
+  EXPECT_LT(h.input_error(), 1e-3);
+}
+
+TEST(Flatten, KeepsNCHWOrderAndPassesGradientsThrough) {
+  Flatten f;
+  EXPECT_TRUE(f.aliases_input());
+  EXPECT_EQ(f.output_shape(Shape{3, 4, 5}), Shape{60});
+  testing::LayerHarness h(f, Shape{3, 4, 5}, 2);
+  EXPECT_LT(h.input_error(), 1e-3);
+}
+
+TEST(GlobalAvgPool, GradientMatchesFiniteDifferences) {
+  GlobalAvgPool g;
+  testing::LayerHarness h(g, Shape{3, 4, 5}, 2);
+  h.loss();
+  double s = 0;
+  for (std::size_t i = 0; i < 20; ++i) s += h.in.data()[20 + i];  // sample 0, channel 1
+  EXPECT_NEAR(h.out.data()[1], s / 20, 1e-5);
+  EXPECT_LT(h.input_error(), 1e-3);
+}
+
+TEST(Dropout, EvaluationIsTheIdentity) {
+  Dropout d(0.5f);
+  testing::LayerHarness h(d, Shape{10}, 3);
+  h.training = false;
+  h.loss();
+  for (std::size_t i = 0; i < h.in.numel(); ++i) EXPECT_EQ(h.out.data()[i], h.in.data()[i]);
+}
+
+TEST(Dropout, KeepsAboutOneMinusRateAndScalesTheKeptUnits) {
+  const float rate = 0.25f;
+  Dropout d(rate);
+  testing::LayerHarness h(d, Shape{4000}, 5);
+  h.loss();
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < h.in.numel(); ++i) {
+    float o = h.out.data()[i], x = h.in.data()[i];
+    if (o != 0.0f) {
+      ++kept;
+      EXPECT_NEAR(o, x / (1 - rate), 1e-5f * (1 + std::abs(x)));
+    }
+  }
+  // 20000 Bernoulli(0.75) draws: standard deviation ~61, so +-400 is far outside chance.
+  EXPECT_NEAR(double(kept), 0.75 * 20000, 400);
+}
+
+TEST(Dropout, SameSeedSameMaskAndBackwardUsesTheMask) {
+  Dropout d(0.5f);
+  testing::LayerHarness h(d, Shape{50}, 4);
+  h.before_forward = [&d] { d.reseed(42, 3); };
+  h.loss();
+  std::vector<float> first(h.out.data(), h.out.data() + h.out.numel());
+  h.loss();
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), h.out.data()));
+  d.reseed(42, 4);  // another stream (another rank): another mask
+  d.forward(h.in.view(), h.out.view(), true);
+  EXPECT_FALSE(std::equal(first.begin(), first.end(), h.out.data()));
+  EXPECT_LT(h.input_error(), 1e-3);
+}
+
+TEST(Dropout, RateOutsideZeroOneIsAUsageError) {
+  EXPECT_THROW(Dropout(1.0f), Error);
+  EXPECT_THROW(Dropout(-0.1f), Error);
+}
+
+}  // namespace
+}  // namespace scalelab::nn

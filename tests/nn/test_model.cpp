@@ -1,0 +1,150 @@
+// Models by name: the cnn's layers, parameter count and FLOPs against PyTorch's model, the
+// summary, whole-model gradients against finite differences, gradient accumulation across
+// backward passes, and usage errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "grad_check.h"
+#include "nn/loss.h"
+#include "nn/model.h"
+
+namespace scalelab::nn {
+namespace {
+
+TEST(Model, CnnHasTheCourseLayersAndPyTorchsParameterCount) {
+  auto m = make_model("cnn", Shape{1, 28, 28}, 10, 1);
+  std::vector<std::string> types;
+  for (std::size_t i = 0; i < m->layer_count(); ++i) types.push_back(m->layer(i).type());
+  EXPECT_EQ(types, (std::vector<std::string>{"Conv2D", "Conv2D", "MaxPooling2D", "Dropout", "Flatten", "Dense", "Dropout",
+                                             "Dense"}));
+  // nn.Conv2d(1,32,3): 32*9+32; nn.Conv2d(32,64,3): 64*288+64; Linear(9216,128); Linear(128,10).
+  const std::size_t expect = (32 * 9 + 32) + (64 * 288 + 64) + (9216 * 128 + 128) + (128 * 10 + 10);
+  std::size_t floats = 0;
+  for (const auto& p : m->parameters().params()) floats += p.size;
+  EXPECT_EQ(floats, expect);
+  EXPECT_NE(m->summary().find(std::to_string(expect)), std::string::npos);
+  EXPECT_NE(m->summary().find("(None, 64, 24, 24)"), std::string::npos);
+}
+
+TEST(Model, CnnFlopsAreAbout72MPerImage) {
+  auto m = make_model("cnn", Shape{1, 28, 28}, 10, 1);
+  const double conv1 = 2.0 * 32 * 9 * 26 * 26, conv2 = 2.0 * 64 * 288 * 24 * 24, d1 = 2.0 * 9216 * 128, d2 = 2.0 * 128 * 10;
+  FlopCount f = m->flops_per_image();
+  EXPECT_DOUBLE_EQ(f.forward, conv1 + conv2 + d1 + d2);
+  // Backward: weight gradients for all, input gradients for all but the first layer.
+  EXPECT_DOUBLE_EQ(f.backward(), (conv1 + conv2 + d1 + d2) + (conv2 + d1 + d2));
+  EXPECT_NEAR((f.forward + f.backward()) / 1e6, 72, 1);
+}
+
+TEST(Model, UnknownNameIsAUsageErrorListingTheModels) {
+  try {
+    (void)make_model("vgg", Shape{1, 28, 28}, 10, 1);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    for (const auto& n : model_names()) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+  }
+}
+
+TEST(Model, WrongInputShapeIsAUsageError) {
+  auto m = make_model("mlp", Shape{1, 28, 28}, 10, 1);
+  Tensor x(Shape{2, 3, 28, 28});
+  EXPECT_THROW((void)m->forward(x.view(), false), Error);
+}
+
+TEST(Model, SameSeedSameParametersOtherSeedOther) {
+  auto a = make_model("resnet", Shape{1, 12, 12}, 10, 5), b = make_model("resnet", Shape{1, 12, 12}, 10, 5),
+       c = make_model("resnet", Shape{1, 12, 12}, 10, 6);
+  EXPECT_TRUE(std::equal(a->parameters().values().begin(), a->parameters().values().end(), b->parameters().values().begin()));
+  EXPECT_FALSE(std::equal(a->parameters().values().begin(), a->parameters().values().end(), c->parameters().values().begin()));
+  EXPECT_EQ(a->parameters().layout_signature(), c->parameters().layout_signature());
+}
+
+// Cross-entropy of the model on a fixed batch; the gradient of a random sample of the flat
+// parameter buffer (and of every bias/norm tensor's first element) against finite differences.
+// Tolerance 1e-2: a whole model in float with BatchNorm over 3 samples rounds more than one layer,
+// while a wrong formula gives errors of order 1.
+void check_model_gradient(const std::string& name, const Shape& in) {
+  testing::SkipKinks kinks;  // ReLU and max pooling
+  auto m = make_model(name, in, 4, 11);
+  const std::size_t n = 3;
+  Rng rng(2);
+  Tensor x(in.with_batch(n)), d(Shape{n, 4});
+  testing::fill_normal(x.data(), x.numel(), rng);
+  std::vector<std::int32_t> y = {0, 3, 1};
+  auto loss = [&] {
+    m->reseed(77, 0);  // the same Dropout masks in every forward
+    return softmax_cross_entropy(m->forward(x.view(), true), y).loss;
+  };
+  m->zero_grad();
+  m->reseed(77, 0);
+  softmax_cross_entropy(m->forward(x.view(), true), y, d.view());
+  m->backward(d.view());
+  ParameterSet& p = m->parameters();
+  // The first element of every tensor, and a random sample of the whole flat buffer.
+  std::vector<std::size_t> picks;
+  for (std::size_t i = 0; i < p.count(); ++i) picks.push_back(p.info(i).offset);
+  for (int i = 0; i < 150; ++i) {
+    std::size_t t = rng.below(p.count());
+    picks.push_back(p.info(t).offset + rng.below(p.info(t).size));
+  }
+  std::vector<float> analytic;
+  for (std::size_t at : picks) analytic.push_back(p.grads()[at]);
+  EXPECT_LT(testing::gradient_error_at(loss, p.values().data(), picks, analytic.data(), 1e-3f), 1e-2) << name;
+}
+
+TEST(Model, WholeCnnGradientMatchesFiniteDifferences) { check_model_gradient("cnn", Shape{1, 8, 8}); }
+TEST(Model, WholeResnetGradientMatchesFiniteDifferences) { check_model_gradient("resnet", Shape{2, 8, 8}); }
+TEST(Model, WholeMlpGradientMatchesFiniteDifferences) { check_model_gradient("mlp", Shape{1, 5, 5}); }
+
+TEST(Model, BackwardPassesAccumulateUntilZeroGrad) {
+  auto m = make_model("cnn", Shape{1, 10, 10}, 10, 3);
+  Rng rng(4);
+  Tensor x(Shape{2, 1, 10, 10}), d(Shape{2, 10});
+  testing::fill_normal(x.data(), x.numel(), rng);
+  std::vector<std::int32_t> y = {1, 7};
+  auto pass = [&] {
+    m->reseed(1, 0);
+    softmax_cross_entropy(m->forward(x.view(), true), y, d.view());
+    m->backward(d.view());
+  };
+  m->zero_grad();
+  pass();
+  std::vector<float> once(m->parameters().grads().begin(), m->parameters().grads().end());
+  pass();
+  for (std::size_t i = 0; i < once.size(); i += 97) EXPECT_NEAR(m->parameters().grads()[i], 2 * once[i], 1e-5f + 1e-4f * std::abs(once[i]));
+  m->zero_grad();
+  EXPECT_TRUE(std::all_of(m->parameters().grads().begin(), m->parameters().grads().end(), [](float g) { return g == 0; }));
+}
+
+TEST(Model, SmallerBatchesReuseTheBuffersAndGiveTheSameLogits) {
+  auto m = make_model("cnn", Shape{1, 12, 12}, 10, 3);
+  Rng rng(4);
+  Tensor x(Shape{5, 1, 12, 12});
+  testing::fill_normal(x.data(), x.numel(), rng);
+  ConstTensorView all = m->forward(x.view(), false);
+  std::vector<float> first(all.data, all.data + 2 * 10);
+  ConstTensorView two = m->forward(x.view().slice(0, 2), false);
+  EXPECT_EQ(two.shape, (Shape{2, 10}));
+  for (std::size_t i = 0; i < first.size(); ++i) EXPECT_NEAR(two.data[i], first[i], 1e-5f);
+}
+
+TEST(Model, ParameterSetIsOneBufferWithKinds) {
+  auto m = make_model("resnet", Shape{1, 12, 12}, 10, 1);
+  const ParameterSet& p = m->parameters();
+  std::size_t norm = 0, bias = 0;
+  for (const auto& i : p.params()) {
+    EXPECT_EQ(i.offset % 16, 0u) << i.name;
+    EXPECT_LE(i.offset + i.size, p.size());
+    norm += i.kind == ParamKind::norm_scale || i.kind == ParamKind::norm_shift;
+    bias += i.kind == ParamKind::bias;
+  }
+  EXPECT_EQ(norm, 2u * 9);  // 9 BatchNorms: stem, 2 per block, 2 shortcut BNs
+  EXPECT_EQ(bias, 1u);      // only the final Dense has a bias
+  EXPECT_EQ(p.state().size(), 2u * (16 + 16 + 16 + 32 + 32 + 32 + 64 + 64 + 64));
+}
+
+}  // namespace
+}  // namespace scalelab::nn
