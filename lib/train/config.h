@@ -1,0 +1,68 @@
+// What `scalelab train` is asked to do (TrainConfig) and what it reports per epoch (EpochRecord).
+// The trainer (train/trainer.h) reads the config; `scalelab train`, `scalelab converge` and the
+// labs fill it from their options. Records are what --json writes (docs/results-schema.md,
+// "scalelab.train").
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "data/load.h"
+#include "optim/optimizer.h"
+
+namespace scalelab::train {
+
+struct TrainConfig {
+  std::string model = "cnn";
+  data::DatasetSpec dataset;          // name, data_dir, seed for synthetic
+  int epochs = 1;
+  std::size_t batch_size = 128;       // per rank and per backward pass
+  double lr = 0.001;
+  std::string optimizer = "adam";
+  optim::OptimizerOptions optimizer_options;
+  int threads = 1;                    // compute threads per rank
+  std::size_t max_steps = 0;          // cap on optimizer steps per epoch; 0: the whole shard
+  std::uint64_t seed = 42;            // model initialisation, shuffling, dropout
+  std::string checkpoint;             // rank 0 writes it after every epoch; empty: none
+  std::string resume;                 // a checkpoint to continue from; empty: start afresh
+  std::string timeline;               // Chrome trace JSON of every step; empty: none
+  std::string algo = "library";       // allreduce algorithm for the gradients (collectives/)
+  std::size_t fusion_threshold = std::size_t{64} << 20;  // bytes per fused allreduce; 0: one per tensor
+  bool fp16_allreduce = false;        // compress gradients to float16 on the wire
+  int backward_passes_per_step = 1;   // micro-batches accumulated locally per optimizer step
+  int loader_workers = 1;             // data loader threads per rank
+  int prefetch = 2;                   // batches prepared ahead
+  bool evaluate = true;               // test-set evaluation after every epoch
+  std::size_t throughput_skip = 5;    // steps excluded from images/sec at the start of each epoch
+  bool verbose = true;                // rank 0 prints progress lines
+};
+
+struct EpochRecord {
+  int epoch = 0;                      // 1-based
+  double loss = 0;                    // training loss, mean over every rank's samples
+  double accuracy = 0;
+  double test_loss = -1;              // -1 when not evaluated
+  double test_accuracy = -1;
+  double images_per_second = 0;       // all ranks together, first steps excluded (see timed_steps)
+  double seconds = 0;                 // this epoch's wall time, evaluation excluded
+  double eval_seconds = 0;
+  double wall_seconds = 0;            // since training started, at the end of this epoch
+  std::size_t steps = 0;              // optimizer steps in this epoch
+  std::size_t timed_steps = 0;        // steps that images_per_second is measured over
+  double step_ms = 0;                 // mean wall time per optimizer step
+  double data_wait_seconds = 0;       // rank 0's time blocked on the loader
+  double allreduce_seconds = 0;       // rank 0's time in gradient averaging
+  double lr = 0;                      // the learning rate of the epoch's last step
+  int ranks = 1;
+  std::size_t batch_per_rank = 0;
+  std::size_t global_batch = 0;       // batch_per_rank * ranks * backward_passes_per_step
+  std::int64_t global_step = 0;       // optimizer steps since the start (resume included)
+  double peak_rss_mib = 0;            // the largest peak resident memory over the ranks
+};
+
+void to_json(nlohmann::json& j, const EpochRecord& r);
+[[nodiscard]] nlohmann::json config_json(const TrainConfig& c);
+
+}  // namespace scalelab::train

@@ -1,0 +1,249 @@
+// Trainer (train/trainer.h): the training loop. Everything it allocates is allocated before the
+// first step; a step reuses the loader's batch buffers, the model's activations, the gradient
+// buffer (reduced in place) and the optimizer's state.
+#include "train/trainer.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "comm/consistency.h"
+#include "core/error.h"
+#include "core/timer.h"
+#include "data/loader.h"
+#include "data/sampler.h"
+#include "nn/compute.h"
+#include "nn/loss.h"
+#include "optim/factory.h"
+#include "train/checkpoint.h"
+#include "train/gradient_averager.h"
+#include "train/progress.h"
+#include "train/replicate.h"
+#include "train/timeline.h"
+
+namespace scalelab::train {
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+namespace {
+
+nn::Shape sample_shape(const data::Dataset& d) {
+  const auto s = d.shape();
+  return nn::Shape{static_cast<std::size_t>(s.channels), static_cast<std::size_t>(s.height),
+                   static_cast<std::size_t>(s.width)};
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::move(config)), comm_(comm) {
+  if (config_.batch_size == 0) throw_usage("--batch-size 0: a batch needs at least one sample per rank");
+  if (config_.epochs < 1) throw_usage("--epochs " + std::to_string(config_.epochs) + ": train at least one epoch");
+  if (config_.backward_passes_per_step < 1) {
+    throw_usage("--backward-passes-per-step " + std::to_string(config_.backward_passes_per_step) + ": must be at least 1");
+  }
+  if (!(config_.lr > 0) || !std::isfinite(config_.lr)) throw_usage("--lr " + fmt::format("{}", config_.lr) + ": must be a positive number");
+  nn::set_compute_threads(config_.threads);
+  data::DatasetSplits splits = data::load_dataset(config_.dataset);
+  train_ = std::move(splits.train);
+  test_ = std::move(splits.test);
+  // The sampler's own checks (more ranks than samples) come first.
+  const data::ShardedSampler probe(train_->size(), comm_.size(), comm_.rank(), config_.seed, true);
+  const std::size_t per_step = config_.batch_size * static_cast<std::size_t>(config_.backward_passes_per_step);
+  steps_per_epoch_ = probe.samples_per_rank() / per_step;
+  if (steps_per_epoch_ == 0) {
+    throw_usage(fmt::format("--batch-size {}: each of the {} ranks holds {} training samples, fewer than the {} one step "
+                            "needs; use a smaller batch or fewer ranks",
+                            config_.batch_size, comm_.size(), probe.samples_per_rank(), per_step));
+  }
+  if (config_.max_steps > 0) steps_per_epoch_ = std::min(steps_per_epoch_, config_.max_steps);
+  model_ = nn::make_model(config_.model, sample_shape(*train_), static_cast<std::size_t>(train_->classes()), config_.seed);
+  model_->reseed(config_.seed, static_cast<std::uint64_t>(comm_.rank()));  // ranks drop different units
+  model_->reserve(config_.batch_size);
+  optimizer_ = optim::make_optimizer(config_.optimizer, config_.optimizer_options);
+  optimizer_->bind(model_->parameters());
+  test_shard_ = data::ShardedSampler::exact_shard(test_->size(), comm_.size(), comm_.rank());
+  lr_at_ = [lr = config_.lr](long) { return lr; };
+}
+
+Trainer::~Trainer() = default;
+
+std::size_t Trainer::global_batch() const {
+  return config_.batch_size * static_cast<std::size_t>(comm_.size()) * static_cast<std::size_t>(config_.backward_passes_per_step);
+}
+
+// Test loss and accuracy over the whole test set: each rank evaluates its exact shard, then the
+// sums are reduced, so every sample counts once whatever the rank count.
+std::pair<double, double> Trainer::evaluate(std::vector<float>& images, std::vector<std::int32_t>& labels) {
+  const nn::Shape shape = sample_shape(*test_);
+  const std::size_t b = config_.batch_size;
+  double sums[3] = {0, 0, 0};  // loss * n, correct, n
+  for (std::size_t first = 0; first < test_shard_.size(); first += b) {
+    const std::size_t n = std::min(b, test_shard_.size() - first);
+    test_->fill(std::span(test_shard_).subspan(first, n), images.data(), labels.data());
+    const nn::ConstTensorView logits = model_->forward({images.data(), shape.with_batch(n)}, false);
+    const nn::LossResult r = nn::softmax_cross_entropy(logits, std::span<const std::int32_t>(labels.data(), n));
+    sums[0] += r.loss * static_cast<double>(n);
+    sums[1] += static_cast<double>(r.correct);
+    sums[2] += static_cast<double>(n);
+  }
+  comm_.allreduce(sums, sums, 3, comm::DataType::f64, comm::ReduceOp::sum);
+  return {sums[0] / sums[2], sums[1] / sums[2]};
+}
+
+TrainResult Trainer::run() {
+  const int rank = comm_.rank();
+  const int ranks = comm_.size();
+  nn::ParameterSet& params = model_->parameters();
+  const std::size_t batch = config_.batch_size;
+  const int passes = config_.backward_passes_per_step;
+  const std::size_t steps = steps_per_epoch_;
+  const nn::Shape shape = sample_shape(*train_);
+
+  // Horovod's recipe, steps 1 and 2: same model everywhere, then rank 0's state everywhere.
+  require_same_model(comm_, params);
+  comm::require_same(comm_, train_->size(), "--dataset: ranks loaded different numbers of training samples");
+  comm::require_same(comm_, batch, "--batch-size: ranks disagree");
+  comm::require_same(comm_, static_cast<std::uint64_t>(passes), "--backward-passes-per-step: ranks disagree");
+  comm::require_same(comm_, steps, "--max-steps: ranks disagree on the steps per epoch");
+  std::int64_t counters[2] = {0, 0};  // epochs done, global step
+  if (rank == 0 && !config_.resume.empty()) {
+    const CheckpointMeta meta = load_checkpoint(config_.resume, config_.model, params, *optimizer_);
+    counters[0] = meta.counters.epochs_done;
+    counters[1] = meta.counters.global_step;
+  }
+  broadcast_from_rank0(comm_, params, *optimizer_, counters, 2);
+
+  GradientAverager averager(comm_, config_.algo, config_.fusion_threshold, config_.fp16_allreduce, params);
+  data::ShardedSampler sampler(train_->size(), ranks, rank, config_.seed, true);
+  data::BatchLoader loader(*train_, batch, config_.loader_workers, config_.prefetch);
+  const std::size_t classes = model_->num_classes();
+  nn::Tensor dlogits(nn::Shape{batch, classes});
+  std::vector<float> eval_images(batch * shape.numel());
+  std::vector<std::int32_t> eval_labels(batch);
+  const int epochs_left = config_.epochs - static_cast<int>(counters[0]);
+  StepTimeline timeline(!config_.timeline.empty(), rank,
+                        static_cast<std::size_t>(std::max(epochs_left, 0)) * (steps * (3 * static_cast<std::size_t>(passes) + 2) + 2) + 16);
+  ProgressPrinter progress(rank == 0 && config_.verbose);
+
+  TrainResult result;
+  result.parameters = params.size();
+  result.steps_per_epoch = steps;
+  result.averaging = averager.describe();
+  if (rank == 0 && config_.verbose) {
+    progress.line(fmt::format("scalelab train: {} ({} parameters) on {} ({} training, {} test samples)", config_.model,
+                              params.size(), train_->name().substr(0, train_->name().rfind(' ')), train_->size(),
+                              test_->size()));
+    progress.line(fmt::format("  {} rank{} x batch {}{} = global batch {}; {} steps per epoch; {} lr {}; {} thread{} per rank",
+                              ranks, ranks == 1 ? "" : "s", batch,
+                              passes > 1 ? fmt::format(" x {} backward passes", passes) : "", global_batch(), steps,
+                              config_.optimizer, config_.lr, config_.threads, config_.threads == 1 ? "" : "s"));
+    progress.line("  gradients: " + averager.describe());
+    if (counters[0] > 0) {
+      progress.line(fmt::format("  resumed from {}: {} epochs done, global step {}", config_.resume, counters[0], counters[1]));
+    }
+    if (!preamble_.empty()) progress.line(preamble_);
+  }
+
+  comm_.barrier();
+  const double t_start = now_seconds();
+  timeline.start(t_start);
+  std::int64_t global_step = counters[1];
+  const float grad_scale = 1.0f / static_cast<float>(passes);
+  const std::size_t skip = steps > 2 * config_.throughput_skip ? config_.throughput_skip : (steps > 1 ? 1 : 0);
+
+  for (int epoch = static_cast<int>(counters[0]); epoch < config_.epochs; ++epoch) {
+    sampler.set_epoch(static_cast<std::uint64_t>(epoch));
+    loader.start_epoch(sampler.indices(), steps * static_cast<std::size_t>(passes));
+    (void)loader.take_wait_seconds();
+    progress.begin_epoch(epoch + 1, config_.epochs, steps);
+    const double epoch_t0 = now_seconds();
+    double timed_t0 = epoch_t0;
+    double loss_sum = 0, correct = 0, samples = 0, allreduce_s = 0, lr_now = 0;
+    for (std::size_t s = 0; s < steps; ++s) {
+      params.zero_grad();
+      for (int k = 0; k < passes; ++k) {
+        const double t0 = now_seconds();
+        const data::Batch& b = loader.next();
+        const double t1 = now_seconds();
+        timeline.span(Phase::data_wait, t0, t1);
+        const nn::ConstTensorView logits = model_->forward({b.images, shape.with_batch(b.size)}, true);
+        const double t2 = now_seconds();
+        timeline.span(Phase::forward, t1, t2);
+        const nn::LossResult r = nn::softmax_cross_entropy(logits, std::span<const std::int32_t>(b.labels, b.size),
+                                                           dlogits.view(), grad_scale);
+        model_->backward(dlogits.view());
+        loader.release(b);
+        timeline.span(Phase::backward, t2, now_seconds());
+        loss_sum += r.loss * static_cast<double>(b.size);
+        correct += static_cast<double>(r.correct);
+        samples += static_cast<double>(b.size);
+      }
+      const double t3 = now_seconds();
+      averager.average(params.grads());
+      const double t4 = now_seconds();
+      timeline.span(Phase::allreduce, t3, t4);
+      allreduce_s += t4 - t3;
+      lr_now = lr_at_(static_cast<long>(global_step));
+      optimizer_->step(params, static_cast<float>(lr_now));
+      const double t5 = now_seconds();
+      timeline.span(Phase::optimizer, t4, t5);
+      ++global_step;
+      if (s + 1 == skip) timed_t0 = t5;
+      progress.update(s + 1, loss_sum / samples, correct / samples);
+    }
+    const double epoch_t1 = now_seconds();
+    EpochRecord rec;
+    rec.epoch = epoch + 1;
+    rec.steps = steps;
+    rec.timed_steps = steps - skip;
+    rec.seconds = epoch_t1 - epoch_t0;
+    rec.step_ms = rec.seconds / static_cast<double>(steps) * 1e3;
+    rec.images_per_second = static_cast<double>(rec.timed_steps * global_batch()) / (epoch_t1 - timed_t0);
+    rec.data_wait_seconds = loader.take_wait_seconds();
+    rec.allreduce_seconds = allreduce_s;
+    rec.lr = lr_now;
+    rec.ranks = ranks;
+    rec.batch_per_rank = batch;
+    rec.global_batch = global_batch();
+    rec.global_step = global_step;
+    double sums[3] = {loss_sum, correct, samples};
+    comm_.allreduce(sums, sums, 3, comm::DataType::f64, comm::ReduceOp::sum);
+    rec.loss = sums[0] / sums[2];
+    rec.accuracy = sums[1] / sums[2];
+    if (config_.evaluate) {
+      const double e0 = now_seconds();
+      const auto [test_loss, test_accuracy] = evaluate(eval_images, eval_labels);
+      const double e1 = now_seconds();
+      timeline.span(Phase::evaluate, e0, e1);
+      rec.test_loss = test_loss;
+      rec.test_accuracy = test_accuracy;
+      rec.eval_seconds = e1 - e0;
+    }
+    rec.peak_rss_mib = comm_.max_over_ranks(peak_rss_mib());
+    progress.end_epoch(rec.seconds, rec.loss, rec.accuracy, rec.test_loss, rec.test_accuracy);
+    progress.line(fmt::format("  {:.1f} images/sec over steps {}-{} ({} rank{}, global batch {}); data wait {:.2f} s, "
+                              "allreduce {:.2f} s; peak RSS {:.0f} MiB",
+                              rec.images_per_second, skip + 1, steps, ranks, ranks == 1 ? "" : "s", rec.global_batch,
+                              rec.data_wait_seconds, rec.allreduce_seconds, rec.peak_rss_mib));
+    if (rank == 0 && !config_.checkpoint.empty()) {
+      const double c0 = now_seconds();
+      save_checkpoint(config_.checkpoint, {config_.model, optimizer_->name(), {epoch + 1, global_step}}, params, *optimizer_);
+      timeline.span(Phase::checkpoint, c0, now_seconds());
+    }
+    rec.wall_seconds = now_seconds() - t_start;
+    result.epochs.push_back(rec);
+    if (on_epoch_) on_epoch_(rec);
+  }
+  if (timeline.enabled()) timeline.gather_and_write(comm_, config_.timeline);
+  result.seconds = now_seconds() - t_start;
+  return result;
+}
+
+}  // namespace scalelab::train

@@ -1,0 +1,34 @@
+// core/trace.h writes what Chrome and Perfetto read: "X" events with ts/dur in microseconds,
+// process names per rank, events sorted by time.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/trace.h"
+
+using namespace scalelab;
+
+TEST(Trace, ChromeJsonHasNamedTracksAndSortedCompleteEvents) {
+  Trace t({"forward", "allreduce"});
+  t.add(1, 1, 0, 30.0, 5.0);
+  t.add(0, 0, 0, 10.0, 20.0);
+  TraceLabels labels;
+  labels.process_names = {"rank 0", "rank 1"};
+  labels.thread_names = {"training loop"};
+  const auto doc = nlohmann::json::parse(chrome_trace_json(t, labels));
+  ASSERT_TRUE(doc.contains("traceEvents"));
+  std::vector<nlohmann::json> spans, names;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X") spans.push_back(e);
+    if (e["ph"] == "M" && e["name"] == "process_name") names.push_back(e);
+  }
+  ASSERT_EQ(spans.size(), 2u);
+  EXPECT_EQ(spans[0]["name"], "forward");
+  EXPECT_EQ(spans[0]["pid"], 0);
+  EXPECT_DOUBLE_EQ(spans[0]["ts"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(spans[0]["dur"].get<double>(), 20.0);
+  EXPECT_EQ(spans[1]["name"], "allreduce");
+  EXPECT_EQ(spans[1]["pid"], 1);
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_EQ(names[1]["args"]["name"], "rank 1");
+}
