@@ -38,9 +38,15 @@ void Conv2D::initialize(ParameterSet& params, Rng& rng) {
   if (o_.bias) std::fill_n(params.value(b_), o_.filters, 0.0f);
 }
 
+std::size_t Conv2D::chunk_images(const ConvGeometry& g) const {
+  // About 2 MiB of columns per chunk: within L2 + L3 reach on the machines we target.
+  const std::size_t per_image = g.rows() * g.out_h() * g.out_w() * sizeof(float);
+  return std::max<std::size_t>(1, (std::size_t{2} << 20) / std::max<std::size_t>(per_image, 1));
+}
+
 void Conv2D::reserve(const Shape& in_shape, std::size_t max_batch) {
   ConvGeometry g = geometry(in_shape);
-  std::size_t ncols = max_batch * g.out_h() * g.out_w();
+  std::size_t ncols = std::min(max_batch, chunk_images(g)) * g.out_h() * g.out_w();
   cols_.resize(Shape{g.rows(), ncols});
   scratch_.resize(Shape{o_.filters, ncols});
 }
@@ -56,58 +62,67 @@ FlopCount Conv2D::flops(const Shape& in) const {
 }
 
 void Conv2D::forward(ConstTensorView in, TensorView out, bool /*training*/) {
-  const std::size_t n = in.batch();
+  const std::size_t batch = in.batch();
   const ConvGeometry g = geometry(in.shape.without_batch());
-  const std::size_t plane = g.out_h() * g.out_w(), ncols = n * plane, k = g.rows();
-  im2col(g, n, in.data, cols_.data());
-  float* y = scratch_.data();
-  sgemm(false, false, static_cast<int>(o_.filters), static_cast<int>(ncols), static_cast<int>(k), 1.0f,
-        params_->value(w_), static_cast<int>(k), cols_.data(), static_cast<int>(ncols), 0.0f, y,
-        static_cast<int>(ncols));
-  // Epilogue: (filters, n, plane) -> (n, filters, plane) with bias and activation.
+  const std::size_t plane = g.out_h() * g.out_w(), k = g.rows(), chunk = chunk_images(g);
+  const std::size_t in_image = g.channels * g.height * g.width, out_image = o_.filters * plane;
   const float* bias = o_.bias ? params_->value(b_) : nullptr;
   const bool relu = o_.activation == Activation::relu;
-  for (std::size_t b = 0; b < n; ++b)
-    for (std::size_t f = 0; f < o_.filters; ++f) {
-      const float* src = y + f * ncols + b * plane;
-      float* dst = out.data + (b * o_.filters + f) * plane;
-      const float bf = bias ? bias[f] : 0.0f;
-      if (relu) {
-        for (std::size_t p = 0; p < plane; ++p) dst[p] = std::max(src[p] + bf, 0.0f);
-      } else {
-        for (std::size_t p = 0; p < plane; ++p) dst[p] = src[p] + bf;
+  for (std::size_t b0 = 0; b0 < batch; b0 += chunk) {
+    const std::size_t n = std::min(chunk, batch - b0), ncols = n * plane;
+    im2col(g, n, in.data + b0 * in_image, cols_.data());
+    float* y = scratch_.data();
+    sgemm(false, false, static_cast<int>(o_.filters), static_cast<int>(ncols), static_cast<int>(k), 1.0f,
+          params_->value(w_), static_cast<int>(k), cols_.data(), static_cast<int>(ncols), 0.0f, y,
+          static_cast<int>(ncols));
+    // Epilogue: (filters, n, plane) -> (n, filters, plane) with bias and activation.
+    for (std::size_t b = 0; b < n; ++b)
+      for (std::size_t f = 0; f < o_.filters; ++f) {
+        const float* src = y + f * ncols + b * plane;
+        float* dst = out.data + (b0 + b) * out_image + f * plane;
+        const float bf = bias ? bias[f] : 0.0f;
+        if (relu) {
+          for (std::size_t p = 0; p < plane; ++p) dst[p] = std::max(src[p] + bf, 0.0f);
+        } else {
+          for (std::size_t p = 0; p < plane; ++p) dst[p] = src[p] + bf;
+        }
       }
-    }
+  }
 }
 
 void Conv2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) {
-  const std::size_t n = in.batch();
+  const std::size_t batch = in.batch();
   const ConvGeometry g = geometry(in.shape.without_batch());
-  const std::size_t plane = g.out_h() * g.out_w(), ncols = n * plane, k = g.rows();
-  // dZ in the product's layout (filters, n*plane), masked by the activation; bias gradient.
-  float* dz = scratch_.data();
+  const std::size_t plane = g.out_h() * g.out_w(), k = g.rows(), chunk = chunk_images(g);
+  const std::size_t in_image = g.channels * g.height * g.width, out_image = o_.filters * plane;
   float* db = o_.bias ? params_->grad(b_) : nullptr;
-  for (std::size_t b = 0; b < n; ++b)
-    for (std::size_t f = 0; f < o_.filters; ++f) {
-      const std::size_t at = (b * o_.filters + f) * plane;
-      float* dst = dz + f * ncols + b * plane;
-      activation_backward(o_.activation, out.data + at, dout.data + at, dst, plane);
-      if (db) {
-        float s = 0.0f;
-        for (std::size_t p = 0; p < plane; ++p) s += dst[p];
-        db[f] += s;
+  for (std::size_t b0 = 0; b0 < batch; b0 += chunk) {
+    const std::size_t n = std::min(chunk, batch - b0), ncols = n * plane;
+    // dZ in the product's layout (filters, n*plane), masked by the activation; bias gradient.
+    float* dz = scratch_.data();
+    for (std::size_t b = 0; b < n; ++b)
+      for (std::size_t f = 0; f < o_.filters; ++f) {
+        const std::size_t at = (b0 + b) * out_image + f * plane;
+        float* dst = dz + f * ncols + b * plane;
+        activation_backward(o_.activation, out.data + at, dout.data + at, dst, plane);
+        if (db) {
+          float s = 0.0f;
+          for (std::size_t p = 0; p < plane; ++p) s += dst[p];
+          db[f] += s;
+        }
       }
-    }
-  // dW += dZ cols^T: (filters x ncols) by (ncols x K).
-  sgemm(false, true, static_cast<int>(o_.filters), static_cast<int>(k), static_cast<int>(ncols), 1.0f, dz,
-        static_cast<int>(ncols), cols_.data(), static_cast<int>(ncols), 1.0f, params_->grad(w_),
-        static_cast<int>(k));
-  if (din.empty()) return;
-  // dcols = W^T dZ (K x ncols), written over the forward columns (no longer needed), then col2im.
-  sgemm(true, false, static_cast<int>(k), static_cast<int>(ncols), static_cast<int>(o_.filters), 1.0f,
-        params_->value(w_), static_cast<int>(k), dz, static_cast<int>(ncols), 0.0f, cols_.data(),
-        static_cast<int>(ncols));
-  col2im(g, n, cols_.data(), din.data);
+    // dW += dZ cols^T: (filters x ncols) by (ncols x K), with the chunk's columns recomputed.
+    im2col(g, n, in.data + b0 * in_image, cols_.data());
+    sgemm(false, true, static_cast<int>(o_.filters), static_cast<int>(k), static_cast<int>(ncols), 1.0f, dz,
+          static_cast<int>(ncols), cols_.data(), static_cast<int>(ncols), 1.0f, params_->grad(w_),
+          static_cast<int>(k));
+    if (din.empty()) continue;
+    // dcols = W^T dZ (K x ncols), written over the columns (used above), then col2im.
+    sgemm(true, false, static_cast<int>(k), static_cast<int>(ncols), static_cast<int>(o_.filters), 1.0f,
+          params_->value(w_), static_cast<int>(k), dz, static_cast<int>(ncols), 0.0f, cols_.data(),
+          static_cast<int>(ncols));
+    col2im(g, n, cols_.data(), din.data + b0 * in_image);
+  }
 }
 
 }  // namespace scalelab::nn

@@ -1,9 +1,13 @@
 // Conv2D: a 2-D convolution over NCHW batches (square kernel, stride, zero padding), with an
 // optional bias and a fused activation (Keras' Conv2D(filters, k, activation='relu')).
-// Weights are (filters, in_channels, k, k) as in PyTorch. The whole batch goes through ONE
-// product: im2col of the batch (K x N*Ho*Wo, K = Cin*k*k) multiplied by the (filters x K)
-// weights; the epilogue adds the bias, applies the activation and reorders to NCHW in one pass.
-// Backward: dW += dY cols^T, dX = col2im(W^T dY), each one product over the whole batch.
+// Weights are (filters, in_channels, k, k) as in PyTorch. Images go through in chunks of a few:
+// im2col of the chunk (K x n*Ho*Wo, K = Cin*k*k) multiplied by the (filters x K) weights, then an
+// epilogue that adds the bias, applies the activation and reorders to NCHW in one pass.
+// Backward per chunk: im2col again, dW += dY cols^T, dX = col2im(W^T dY).
+// Why chunks rather than the whole batch in one product: a chunk's columns (~2 MB) stay in the
+// cache between im2col, the product's packing and col2im; the whole batch's (85 MB for the cnn's
+// second layer) would go to memory and back five times per step, and memory bandwidth, not
+// arithmetic, would set the pace. Recomputing im2col in backward costs less than that traffic.
 #pragma once
 #include "nn/activation.h"
 #include "nn/im2col.h"
@@ -31,7 +35,6 @@ class Conv2D final : public Layer {
   void initialize(ParameterSet& params, Rng& rng) override;
   void reserve(const Shape& in_shape, std::size_t max_batch) override;
   void forward(ConstTensorView in, TensorView out, bool training) override;
-  // Note: reuses the forward pass's im2col buffer for the input gradient's columns.
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
   [[nodiscard]] FlopCount flops(const Shape& in) const override;
   [[nodiscard]] std::size_t parameter_count() const override;
@@ -42,8 +45,9 @@ class Conv2D final : public Layer {
   ParameterSet* params_ = nullptr;
   std::size_t w_ = 0, b_ = 0;
   std::size_t in_channels_ = 0;
-  Tensor cols_;     // im2col of the last forward input; then the input gradient's columns
-  Tensor scratch_;  // (filters x N*Ho*Wo): the product before the epilogue; dY in that layout
+  [[nodiscard]] std::size_t chunk_images(const ConvGeometry& g) const;
+  Tensor cols_;     // im2col of one chunk; in backward also the chunk's input-gradient columns
+  Tensor scratch_;  // (filters x chunk*Ho*Wo): the product before the epilogue; dY in that layout
 };
 
 }  // namespace scalelab::nn

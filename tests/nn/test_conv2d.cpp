@@ -86,6 +86,37 @@ TEST(Conv2D, BackwardAccumulatesIntoParameterGradients) {
   for (std::size_t i = 0; i < once.size(); ++i) EXPECT_NEAR(h.params.grads()[i], 2 * once[i], 1e-4f * (1 + std::abs(once[i])));
 }
 
+// Large images go through in chunks of a few (about 2 MiB of columns each): a batch spanning
+// several chunks must give what each image gives alone (the single-image path is the one the
+// finite-difference tests check).
+TEST(Conv2D, ChunkedBatchEqualsImageByImage) {
+  Conv2DOptions o;
+  o.filters = 8;
+  o.pad = 1;
+  o.activation = Activation::relu;
+  Conv2D conv(o);
+  const Shape s{16, 30, 30};  // 144 x 900 columns per image: 518 KB, so 4 images per chunk
+  const std::size_t n = 7;
+  testing::LayerHarness h(conv, s, n);
+  h.backward();
+  std::vector<float> dw_all(h.params.grads().begin(), h.params.grads().end());
+  std::vector<float> out_all(h.out.data(), h.out.data() + h.out.numel());
+  std::vector<float> din_all(h.din.data(), h.din.data() + h.din.numel());
+  std::vector<float> dw_sum(dw_all.size(), 0.0f);
+  const std::size_t in_img = s.numel(), out_img = h.out.numel() / n;
+  for (std::size_t b = 0; b < n; ++b) {
+    h.params.zero_grad();
+    ConstTensorView x = h.in.view().slice(b, 1);
+    TensorView y = h.out.view().slice(b, 1), dx = h.din.view().slice(b, 1);
+    conv.forward(x, y, true);
+    for (std::size_t i = 0; i < out_img; ++i) EXPECT_NEAR(y.data[i], out_all[b * out_img + i], 1e-4f);
+    conv.backward(x, y, h.r.view().slice(b, 1), dx);
+    for (std::size_t i = 0; i < in_img; i += 13) EXPECT_NEAR(dx.data[i], din_all[b * in_img + i], 1e-4f);
+    for (std::size_t i = 0; i < dw_sum.size(); ++i) dw_sum[i] += h.params.grads()[i];
+  }
+  for (std::size_t i = 0; i < dw_sum.size(); ++i) EXPECT_NEAR(dw_sum[i], dw_all[i], 1e-3f * (1 + std::abs(dw_all[i])));
+}
+
 TEST(Conv2D, KernelLargerThanThePaddedInputIsAUsageError) {
   Conv2DOptions o;
   o.filters = 2;
