@@ -1,0 +1,297 @@
+// The benchmark harness's timing loop and checking (runner.h).
+#include "bench/runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/buffer.h"
+#include "bench/pattern.h"
+#include "comm/consistency.h"
+#include "core/error.h"
+#include "core/stats.h"
+#include "core/timer.h"
+
+namespace scalelab::bench {
+namespace {
+
+using collectives::Algorithm;
+using collectives::Collective;
+using comm::DataType;
+using comm::ReduceOp;
+
+// One thing timed at one size: an algorithm, out-of-place or in-place, with its output buffer.
+struct Variant {
+  Algorithm* algo = nullptr;
+  bool in_place = false;
+  Buffer out;                 // out-of-place: the receive buffer; in-place: the one buffer
+  std::vector<double> times;  // this rank's time per timed iteration, seconds
+};
+
+// Buffers and shapes of one (type, op, size) case on this rank.
+class Case {
+ public:
+  Case(comm::Communicator& comm, const BenchOptions& o, DataType type, ReduceOp op, std::uint64_t size)
+      : comm_(comm), o_(o), type_(type), op_(op),
+        shape_(case_shape(o.collective, size, comm::size_of(type), comm.size())),
+        tsize_(comm::size_of(type)) {
+    const std::size_t send_bytes = shape_.send_elems * tsize_, recv_bytes = shape_.recv_elems * tsize_;
+    host_.resize(std::max(send_bytes, recv_bytes) + 1);
+    fill_input(o.collective, type, comm.rank(), comm.size(), shape_.call_count, host_.data());
+    send_ = Buffer(comm.memory_space(), send_bytes);
+    send_.upload(host_.data(), send_bytes);
+  }
+
+  [[nodiscard]] const CaseShape& shape() const { return shape_; }
+
+  // Output buffer size of a variant: in-place reduce-scatter works in its (larger) input buffer.
+  [[nodiscard]] std::size_t out_bytes(bool in_place) const {
+    const bool rs_in_place = in_place && o_.collective == Collective::reduce_scatter;
+    return (rs_in_place ? shape_.send_elems : shape_.recv_elems) * tsize_;
+  }
+
+  [[nodiscard]] std::unique_ptr<Variant> make_variant(Algorithm* algo, bool in_place) const {
+    auto v = std::make_unique<Variant>();
+    v->algo = algo;
+    v->in_place = in_place;
+    v->out = Buffer(comm_.memory_space(), out_bytes(in_place));
+    v->times.assign(static_cast<std::size_t>(o_.iters), 0.0);
+    return v;
+  }
+
+  // Untimed preparation: poison the output (before the checked iteration), then for in-place
+  // runs restore this rank's input where the call expects it.
+  void prepare(Variant& v, bool poison_output) {
+    if (poison_output) {
+      poison(type_, out_bytes(v.in_place) / tsize_, host_.data());
+      v.out.upload(host_.data(), out_bytes(v.in_place));
+    }
+    if (v.in_place) v.out.copy_from(send_, send_.bytes(), in_place_input_offset());
+  }
+
+  void call(Variant& v) {
+    const std::size_t count = shape_.call_count;
+    if (!v.in_place) {
+      v.algo->run(comm_, send_.data(), v.out.data(), count, type_, op_, o_.root);
+      return;
+    }
+    const std::size_t block = count * tsize_ * static_cast<std::size_t>(comm_.rank());
+    switch (o_.collective) {
+      case Collective::allgather: v.algo->run(comm_, v.out.at(block), v.out.data(), count, type_, op_, o_.root); break;
+      case Collective::reduce_scatter: v.algo->run(comm_, v.out.data(), v.out.at(block), count, type_, op_, o_.root); break;
+      default: v.algo->run(comm_, v.out.data(), v.out.data(), count, type_, op_, o_.root); break;
+    }
+  }
+
+  // Wrong elements of this rank's result in `v` (after the last iteration).
+  [[nodiscard]] std::uint64_t wrong(const Variant& v) {
+    const std::size_t offset = v.in_place && o_.collective == Collective::reduce_scatter
+                                   ? shape_.call_count * tsize_ * static_cast<std::size_t>(comm_.rank())
+                                   : 0;
+    v.out.download(host_.data(), shape_.recv_elems * tsize_, offset);
+    return count_wrong(o_.collective, type_, op_, comm_.rank(), comm_.size(), o_.root, shape_.call_count,
+                       host_.data());
+  }
+
+ private:
+  [[nodiscard]] std::size_t in_place_input_offset() const {
+    return o_.collective == Collective::allgather ? shape_.call_count * tsize_ * static_cast<std::size_t>(comm_.rank())
+                                                  : 0;
+  }
+
+  comm::Communicator& comm_;
+  const BenchOptions& o_;
+  DataType type_;
+  ReduceOp op_;
+  CaseShape shape_;
+  std::size_t tsize_;
+  std::vector<unsigned char> host_;  // staging for inputs, poison and checks
+  Buffer send_;                      // this rank's input, never written by a call
+};
+
+// Warm-up, then timed iterations of every variant, alternating which goes first.
+void run_loop(comm::Communicator& comm, const BenchOptions& o, Case& c, const std::vector<Variant*>& variants) {
+  for (int w = 0; w < o.warmup_iters; ++w) {
+    for (Variant* v : variants) {
+      c.prepare(*v, false);
+      c.call(*v);
+    }
+  }
+  const std::size_t nv = variants.size();
+  for (int it = 0; it < o.iters; ++it) {
+    const bool checked = o.check && it == o.iters - 1;
+    for (std::size_t k = 0; k < nv; ++k) {
+      Variant& v = *variants[(static_cast<std::size_t>(it) + k) % nv];
+      if (v.in_place || checked) c.prepare(v, checked);
+      comm.barrier();
+      const double t0 = now_seconds();
+      c.call(v);
+      v.times[static_cast<std::size_t>(it)] = now_seconds() - t0;
+    }
+  }
+}
+
+// Exchanges the per-iteration times and wrong counts and reduces them to a Measurement.
+Measurement measure(comm::Communicator& comm, const BenchOptions& o, Case& c, Variant& v) {
+  const std::size_t iters = v.times.size();
+  std::vector<double> all(iters * static_cast<std::size_t>(comm.size()));
+  comm.host_allgather(v.times.data(), all.data(), iters * sizeof(double));
+  std::vector<double> slowest(iters, 0.0);
+  for (int r = 0; r < comm.size(); ++r) {
+    for (std::size_t i = 0; i < iters; ++i) {
+      slowest[i] = std::max(slowest[i], all[static_cast<std::size_t>(r) * iters + i]);
+    }
+  }
+  Measurement m;
+  m.algorithm = std::string(v.algo->name());
+  m.in_place = v.in_place;
+  m.time_us = median(slowest) * 1e6;
+  m.min_us = *std::min_element(slowest.begin(), slowest.end()) * 1e6;
+  m.max_us = *std::max_element(slowest.begin(), slowest.end()) * 1e6;
+  if (m.time_us > 0) {
+    m.algbw_GBps = static_cast<double>(c.shape().size_bytes) / m.time_us / 1e3;
+    m.busbw_GBps = m.algbw_GBps * busbw_factor(o.collective, comm.size());
+  }
+  if (o.check) {
+    const double local = static_cast<double>(c.wrong(v));
+    double total = 0;
+    for (const double w : comm.gather_values(local)) total += w;
+    m.wrong = static_cast<std::uint64_t>(total);
+  }
+  return m;
+}
+
+Row run_case(comm::Communicator& comm, const BenchOptions& o, Algorithm& algo, Algorithm* library, DataType type,
+             ReduceOp op, std::uint64_t size) {
+  Case c(comm, o, type, op, size);
+  Row row;
+  row.shape = c.shape();
+  row.type = type;
+  if (has_reduction(o.collective)) row.op = op;
+  row.root = has_root(o.collective) ? o.root : -1;
+  if (library != nullptr) {
+    auto ours = c.make_variant(&algo, false);
+    auto lib = c.make_variant(library, false);
+    run_loop(comm, o, c, {ours.get(), lib.get()});
+    row.out_of_place = measure(comm, o, c, *ours);
+    row.library = measure(comm, o, c, *lib);
+    if (row.library->busbw_GBps > 0) row.busbw_ratio = row.out_of_place.busbw_GBps / row.library->busbw_GBps;
+  } else {
+    auto oop = c.make_variant(&algo, false);
+    run_loop(comm, o, c, {oop.get()});
+    row.out_of_place = measure(comm, o, c, *oop);
+    auto ip = c.make_variant(&algo, true);
+    run_loop(comm, o, c, {ip.get()});
+    row.in_place = measure(comm, o, c, *ip);
+  }
+  if (o.predictor) {
+    row.predicted_us = o.predictor(CaseKey{o.collective, o.algorithm, row.shape.size_bytes, row.shape.call_count,
+                                           type, op, comm.size()});
+  }
+  return row;
+}
+
+Summary summarize(const std::vector<Row>& rows) {
+  Summary s;
+  std::vector<double> ours, lib, ratios;
+  auto add = [&](const Measurement& m, std::vector<double>& into) {
+    into.push_back(m.busbw_GBps);
+    s.wrong_total += m.wrong.value_or(0);
+  };
+  for (const Row& r : rows) {
+    add(r.out_of_place, ours);
+    if (r.in_place) add(*r.in_place, ours);
+    if (r.library) add(*r.library, lib);
+    if (r.busbw_ratio) ratios.push_back(*r.busbw_ratio);
+  }
+  if (!ours.empty()) s.avg_busbw_GBps = mean(ours);
+  if (!lib.empty()) s.avg_library_busbw_GBps = mean(lib);
+  if (!ratios.empty()) {
+    s.min_ratio = *std::min_element(ratios.begin(), ratios.end());
+    double log_sum = 0;
+    for (const double x : ratios) log_sum += std::log(x);
+    s.geomean_ratio = std::exp(log_sum / static_cast<double>(ratios.size()));
+  }
+  return s;
+}
+
+// FNV-1a: a number standing for a name, for the cross-rank agreement check.
+std::uint64_t fingerprint(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace
+
+void require_same_options(comm::Communicator& comm, const BenchOptions& o) {
+  std::string types, ops;
+  for (const DataType t : o.types) types += std::string(comm::name_of(t)) + ",";
+  for (const ReduceOp op : o.ops) ops += std::string(comm::name_of(op)) + ",";
+  const struct {
+    std::uint64_t value;
+    const char* what;
+  } checks[] = {
+      {static_cast<std::uint64_t>(o.collective), "the collective"},
+      {o.sweep.min_bytes, "-b/--minbytes"},
+      {o.sweep.max_bytes, "-e/--maxbytes"},
+      {o.sweep.step_factor, "-f/--stepfactor"},
+      {o.sweep.step_bytes, "-i/--stepbytes"},
+      {fingerprint(types), "-d/--datatype (a hash of the names)"},
+      {fingerprint(ops), "-o/--op (a hash of the names)"},
+      {static_cast<std::uint64_t>(o.root), "-r/--root"},
+      {static_cast<std::uint64_t>(o.iters), "-n/--iters"},
+      {static_cast<std::uint64_t>(o.warmup_iters), "-w/--warmup_iters"},
+      {static_cast<std::uint64_t>(o.check), "-c/--check"},
+      {static_cast<std::uint64_t>(o.compare), "--compare"},
+      {fingerprint(o.algorithm), "--algo (a hash of the name)"},
+  };
+  for (const auto& c : checks) {
+    try {
+      comm::require_same(comm, c.value, std::string("scalelab bench ") + c.what + ": ranks disagree");
+    } catch (const Error& e) {
+      // Ranks launched with different command lines: a usage problem the user fixes (exit 2).
+      if (e.kind() == ErrorKind::comm) throw_usage(e.what());
+      throw;
+    }
+  }
+}
+
+BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const RowCallback& on_row) {
+  require_same_options(comm, o);
+  if (o.iters < 1) throw_usage("-n/--iters " + std::to_string(o.iters) + ": give at least 1 iteration");
+  if (o.warmup_iters < 0) throw_usage("-w/--warmup_iters " + std::to_string(o.warmup_iters) + ": give 0 or more");
+  if (has_root(o.collective) && (o.root < 0 || o.root >= comm.size())) {
+    throw_usage("-r/--root " + std::to_string(o.root) + ": no such rank; give 0.." + std::to_string(comm.size() - 1));
+  }
+  // Every size must suit every type before anything runs.
+  std::vector<std::vector<std::uint64_t>> sizes;
+  for (const DataType t : o.types) sizes.push_back(size_sweep(o.sweep, comm::size_of(t)));
+
+  auto algo = collectives::make_algorithm(o.collective, o.algorithm);
+  std::unique_ptr<Algorithm> library;
+  if (o.compare) {
+    if (o.algorithm == "library") throw_usage("--compare times --algo against library; choose another --algo");
+    library = collectives::make_algorithm(o.collective, "library");
+  }
+  const std::vector<ReduceOp> ops = has_reduction(o.collective) ? o.ops : std::vector<ReduceOp>{o.ops.front()};
+
+  BenchResult result;
+  result.nranks = comm.size();
+  result.backend = comm.backend();
+  for (std::size_t t = 0; t < o.types.size(); ++t) {
+    for (const ReduceOp op : ops) {
+      for (const std::uint64_t size : sizes[t]) {
+        result.rows.push_back(run_case(comm, o, *algo, library.get(), o.types[t], op, size));
+        if (on_row) on_row(result.rows.back());
+      }
+    }
+  }
+  result.summary = summarize(result.rows);
+  return result;
+}
+
+}  // namespace scalelab::bench

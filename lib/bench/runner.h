@@ -1,0 +1,35 @@
+// The benchmark harness: for each data type, operator and size, allocates the buffers once,
+// builds inputs with a known result (pattern.h), runs warm-up then timed iterations and checks
+// the output of the last one.
+//
+// Timing: before every timed call all ranks meet in a barrier; each rank times its own call
+// (steady clock); an iteration's time is the slowest rank's; a size's time is the median over
+// iterations. With --compare the algorithm and the library alternate iteration by iteration
+// (which goes first alternates too), so both see the same machine load. In-place runs restore
+// their input before every iteration, outside the timed region. Before the last iteration the
+// output buffers are poisoned (outside the timed region), so an algorithm that leaves an
+// element unwritten is counted wrong.
+//
+//   auto result = run_benchmark(*comm, options, [&](const Row& row) { printer.row(row); });
+//
+// Every rank returns the same result (times and wrong counts are exchanged at the end of each
+// size). Every rank must call it with the same options: it checks that first and throws a usage
+// error naming the ranks that disagree.
+#pragma once
+#include <functional>
+
+#include "bench/options.h"
+#include "comm/communicator.h"
+
+namespace scalelab::bench {
+
+using RowCallback = std::function<void(const Row&)>;
+
+[[nodiscard]] BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& options,
+                                        const RowCallback& on_row = {});
+
+// Throws a usage error when ranks were launched with different options (sizes, type, op,
+// algorithm, iterations ...), naming the option and the ranks; collective.
+void require_same_options(comm::Communicator& comm, const BenchOptions& options);
+
+}  // namespace scalelab::bench

@@ -1,0 +1,84 @@
+// Size sweep, per-collective buffer shapes and bus-bandwidth factors (sweep.h).
+#include "bench/sweep.h"
+
+#include <string>
+
+#include "core/error.h"
+
+namespace scalelab::bench {
+
+using collectives::Collective;
+
+std::vector<std::uint64_t> size_sweep(const SweepSpec& spec, std::size_t type_size) {
+  if (spec.min_bytes > spec.max_bytes) {
+    throw_usage("-b/--minbytes " + std::to_string(spec.min_bytes) + " is greater than -e/--maxbytes " +
+                std::to_string(spec.max_bytes) + "; give -b <= -e");
+  }
+  if (spec.step_factor == 0) throw_usage("-f/--stepfactor 0: give a factor of 2 or more (or 1 to step by -i)");
+  const bool by_factor = spec.step_factor > 1;
+  if (spec.min_bytes < spec.max_bytes) {
+    if (by_factor && spec.min_bytes == 0) {
+      throw_usage("-b/--minbytes 0 with -f/--stepfactor never grows; start at -b " + std::to_string(type_size) +
+                  " or more");
+    }
+    if (!by_factor && spec.step_bytes == 0) {
+      throw_usage("-i/--stepbytes 0 never advances from -b to -e; give -i > 0 or -f 2");
+    }
+  }
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t s = spec.min_bytes; s <= spec.max_bytes;) {
+    if (s % type_size != 0) {
+      throw_usage("size " + std::to_string(s) + " (from -b/-e/-i) is not a multiple of the " +
+                  std::to_string(type_size) + "-byte data type; choose sizes that are");
+    }
+    sizes.push_back(s);
+    const std::uint64_t next = by_factor ? s * spec.step_factor : s + spec.step_bytes;
+    if (next <= s) break;  // -b == -e with no step, or overflow
+    s = next;
+  }
+  return sizes;
+}
+
+CaseShape case_shape(Collective c, std::uint64_t size_bytes, std::size_t type_size, int nranks) {
+  const auto n = static_cast<std::uint64_t>(nranks);
+  CaseShape s;
+  const std::uint64_t elems = size_bytes / type_size;
+  switch (c) {
+    case Collective::allreduce:
+    case Collective::broadcast:
+      s.call_count = elems;
+      s.send_elems = s.recv_elems = elems;
+      s.count = elems;
+      break;
+    case Collective::allgather:
+      s.call_count = elems / n;
+      s.send_elems = s.call_count;
+      s.recv_elems = s.call_count * n;
+      s.count = s.recv_elems;
+      break;
+    case Collective::reduce_scatter:
+      s.call_count = elems / n;
+      s.send_elems = s.call_count * n;
+      s.recv_elems = s.call_count;
+      s.count = s.send_elems;
+      break;
+  }
+  s.size_bytes = s.count * type_size;
+  return s;
+}
+
+double busbw_factor(Collective c, int nranks) {
+  const double n = nranks;
+  switch (c) {
+    case Collective::allreduce: return 2.0 * (n - 1.0) / n;
+    case Collective::allgather:
+    case Collective::reduce_scatter: return (n - 1.0) / n;
+    case Collective::broadcast: return 1.0;
+  }
+  return 1.0;
+}
+
+bool has_reduction(Collective c) { return c == Collective::allreduce || c == Collective::reduce_scatter; }
+bool has_root(Collective c) { return c == Collective::broadcast; }
+
+}  // namespace scalelab::bench

@@ -1,0 +1,127 @@
+// gnuplot charts: data, script and pictures side by side (chart.h).
+#include "report/chart.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace scalelab::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A gnuplot string literal: single quotes, with embedded single quotes doubled.
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) throw_input(path.string() + ": cannot open for writing; check that the folder exists and is writable");
+  out << text;
+  if (!out.flush()) throw_runtime(path.string() + ": write failed (disk full?)");
+}
+
+std::string data_text(const Chart& chart) {
+  std::ostringstream out;
+  out.precision(10);
+  out << "# " << chart.title << "\n# columns: x y; one block per series (gnuplot 'index N')\n";
+  for (std::size_t i = 0; i < chart.series.size(); ++i) {
+    if (i > 0) out << "\n\n";
+    out << "# series " << i << ": " << chart.series[i].label << "\n";
+    for (const auto& [x, y] : chart.series[i].points) out << x << ' ' << y << '\n';
+  }
+  return out.str();
+}
+
+std::string find_in_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return {};
+}
+
+// Runs `gnuplot script` in `dir`; returns its exit status (127 if it could not start).
+int run_gnuplot(const std::string& gnuplot, const fs::path& dir, const std::string& script) {
+  const pid_t pid = fork();
+  if (pid < 0) throw_runtime("plot: fork failed; cannot run gnuplot");
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(127);
+    execl(gnuplot.c_str(), "gnuplot", script.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+std::string gnuplot_script(const Chart& chart, const std::string& dat_name, const std::string& stem) {
+  std::ostringstream gp;
+  gp << "# Drawn by scalelab from " << dat_name << "; edit and run `gnuplot " << stem << ".gp` in this folder.\n"
+     << "set title " << quoted(chart.title) << "\n"
+     << "set xlabel " << quoted(chart.x_label) << "\n"
+     << "set ylabel " << quoted(chart.y_label) << "\n"
+     << "set grid\nset key top left\n";
+  if (chart.log_x) gp << "set logscale x " << chart.log_x_base << "\n";
+  if (chart.log_y) gp << "set logscale y\n";
+  if (!chart.x_format.empty()) gp << "set format x " << quoted(chart.x_format) << "\n";
+  if (!chart.y_format.empty()) gp << "set format y " << quoted(chart.y_format) << "\n";
+  gp << "set style data linespoints\n";
+  std::ostringstream plot;
+  plot << "plot";
+  for (std::size_t i = 0; i < chart.series.size(); ++i) {
+    plot << (i ? ", \\\n     " : " ") << quoted(dat_name) << " index " << i << " using 1:2 title "
+         << quoted(chart.series[i].label) << " linewidth 2 pointtype " << (7 + static_cast<int>(i % 6));
+  }
+  if (chart.series.empty()) plot << " NaN notitle";
+  gp << "set terminal svg size 900,560 dynamic enhanced font 'Sans,12' background rgb 'white'\n"
+     << "set output " << quoted(stem + ".svg") << "\n"
+     << plot.str() << "\n"
+     << "set terminal pngcairo size 900,560 enhanced font 'Sans,11'\n"
+     << "set output " << quoted(stem + ".png") << "\n"
+     << "replot\n"
+     << "unset output\n";
+  return gp.str();
+}
+
+ChartFiles write_chart(const Chart& chart, const std::string& base) {
+  const fs::path base_path(base);
+  const fs::path dir = base_path.has_parent_path() ? base_path.parent_path() : fs::path(".");
+  const std::string stem = base_path.filename().string();
+  if (stem.empty()) throw_usage("plot output '" + base + "': give a file name without extension, e.g. out/busbw");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  ChartFiles files{base + ".dat", base + ".gp", base + ".svg", base + ".png"};
+  write_text(files.dat, data_text(chart));
+  write_text(files.gp, gnuplot_script(chart, stem + ".dat", stem));
+  const std::string gnuplot = find_in_path("gnuplot");
+  if (gnuplot.empty()) {
+    throw_runtime("gnuplot not found: install it (Debian: apt-get install gnuplot-nox); the data and script are in " +
+                  files.dat + " and " + files.gp);
+  }
+  const int rc = run_gnuplot(gnuplot, dir, stem + ".gp");
+  if (rc != 0) {
+    throw_runtime("gnuplot failed (exit " + std::to_string(rc) + ") on " + files.gp +
+                  "; run `gnuplot " + stem + ".gp` in " + dir.string() + " to see why");
+  }
+  return files;
+}
+
+}  // namespace scalelab::report
