@@ -9,5 +9,7 @@ int cmd_info(const Args& args);       // backends, versions, devices, rank/size 
 int cmd_run(const Args& args);        // horovodrun-style launcher: builds and runs mpirun
 int cmd_bench(const Args& args);      // nccl-tests-style collective benchmark
 int cmd_plot(const Args& args);       // charts from JSON records (gnuplot)
+int cmd_train(const Args& args);      // data-parallel training, Horovod-style (lib/train)
+int cmd_scale(const Args& args);      // the same training at several rank counts: scaling table and chart
 
 }  // namespace scalelab::cli

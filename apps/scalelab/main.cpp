@@ -30,6 +30,8 @@ constexpr Command kCommands[] = {
     {"run", scalelab::cli::cmd_run, "launch N ranks of a scalelab command through mpirun (prints the command)"},
     {"bench", scalelab::cli::cmd_bench, "collective benchmark, nccl-tests style (allreduce, broadcast, ...)"},
     {"plot", scalelab::cli::cmd_plot, "charts (SVG and PNG, with gnuplot) from scalelab JSON records"},
+    {"train", scalelab::cli::cmd_train, "data-parallel training on CPU ranks, Horovod-style (Keras progress, images/sec)"},
+    {"scale", scalelab::cli::cmd_scale, "the same training at several rank counts: speed-up and scaling efficiency"},
 };
 
 void print_help() {

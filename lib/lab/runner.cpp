@@ -91,6 +91,8 @@ int Lab::main(int argc, char** argv) {
       "quick", po::bool_switch(&o.quick), "the short variant (CI-affordable): fewer steps per epoch, same lessons")(
       "step", po::value<int>(&o.only_step)->default_value(0), "run only step N (1-based; 0: all)")(
       "ranks", po::value<int>(&o.ranks)->default_value(2), "N, the rank count of the multi-rank steps")(
+      "dataset", po::value<std::string>(&o.dataset)->default_value("fashion-mnist"),
+      "dataset of the training steps: fashion-mnist, synthetic or a folder of IDX files")(
       "out", po::value<std::string>(&o.out_dir)->default_value(name_ + "-out"), "folder for the steps' files")(
       "json", po::value<std::string>(&o.json), "write the lab's record here (default <out>/<lab>.json)");
   const std::vector<std::string> args(argv, argv + argc);
@@ -99,7 +101,7 @@ int Lab::main(int argc, char** argv) {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
     po::notify(vm);
     if (vm.count("help")) {
-      std::cout << "usage: " << name_ << " [--quick] [--step N] [--ranks N] [--out DIR] [--json FILE]\n\n"
+      std::cout << "usage: " << name_ << " [--quick] [--step N] [--ranks N] [--dataset NAME] [--out DIR] [--json FILE]\n\n"
                 << title_ << "\n\n" << desc << "\n";
       return 0;
     }
@@ -128,7 +130,8 @@ int Lab::run(const LabOptions& o, const std::vector<std::string>& argv) {
   nlohmann::json record = make_envelope("lab", 1, argv);
   record["lab"] = name_;
   record["title"] = title_;
-  record["inputs"] = {{"quick", o.quick}, {"step", o.only_step}, {"ranks", o.ranks}, {"out", o.out_dir}};
+  record["inputs"] = {{"quick", o.quick}, {"step", o.only_step}, {"ranks", o.ranks}, {"dataset", o.dataset},
+                     {"out", o.out_dir}};
   record["scalelab_binary"] = bin;
   record["steps"] = nlohmann::json::array();
   const double t0 = now_seconds();

@@ -10,7 +10,8 @@
 //     const auto r = ctx.run({"train", "--model", "cnn", "--json", ctx.out("one.json")}, ctx.out("one.json"));
 //     ctx.note("images_per_second", r["epochs"].back()["images_per_second"]);
 //   }});
-//   return lab.main(argc, argv);   // --quick, --step N, --json FILE, --out DIR, --ranks N, --list
+//   return lab.main(argc, argv);   // --quick, --step N, --json FILE, --out DIR, --ranks N,
+                                 // --dataset NAME, --list
 //
 // The scalelab binary is $SCALELAB_BIN, else the `scalelab` beside the lab executable.
 #pragma once
@@ -28,6 +29,7 @@ struct LabOptions {
   std::string json;          // the lab's record; empty: <out>/<lab>.json
   std::string out_dir;       // where steps write their files; default "<lab>-out"
   int ranks = 2;             // the "N" of multi-rank steps
+  std::string dataset = "fashion-mnist";  // passed to the training steps' --dataset
 };
 
 class StepContext;

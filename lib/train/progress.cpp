@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/launch_env.h"
 #include "core/timer.h"
 
 namespace scalelab::train {
@@ -35,8 +36,10 @@ std::string keras_timing(double seconds, std::size_t steps) {
   return fmt::format("{:.0f}s {}", std::floor(seconds), per_step);
 }
 
+// Under mpirun a rank's stdout is a pseudo-terminal even when mpirun's own output goes to a file
+// or a pipe, so in-place updates are kept for runs without a launcher.
 ProgressPrinter::ProgressPrinter(bool enabled, std::FILE* out)
-    : enabled_(enabled), tty_(::isatty(::fileno(out)) != 0), out_(out) {}
+    : enabled_(enabled), tty_(::isatty(::fileno(out)) != 0 && read_launch_env().launcher == "none"), out_(out) {}
 
 void ProgressPrinter::begin_epoch(int epoch, int epochs, std::size_t steps) {
   steps_ = steps;

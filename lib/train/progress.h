@@ -1,7 +1,8 @@
 // Keras-style progress lines, printed by rank 0 only:
 //   Epoch 1/5
 //   468/468 [==============================] - 52s 111ms/step - loss: 0.4512 - accuracy: 0.8390 - val_loss: 0.3551 - val_accuracy: 0.8712
-// On a terminal the line updates in place during the epoch (with an ETA, showing rank 0's running
+// On a terminal, when no launcher is involved (mpirun gives ranks a pseudo-terminal whatever its
+// own output is), the line updates in place during the epoch (with an ETA, showing rank 0's running
 // metrics); elsewhere (a pipe, a log file) only the final line of each epoch is printed, whose
 // metrics are averaged over every rank.
 #pragma once

@@ -1,0 +1,209 @@
+// `scalelab scale --ranks 1,2,4 [train options]`: the course's scaling experiment in one command.
+// Runs the same `scalelab train` at each rank count through `scalelab run -np N -- train ...`
+// (mpirun with --bind-to none, --oversubscribe and --allow-run-as-root where needed), reads each
+// run's --json, prints the table (ranks, global batch, images/sec, speed-up, scaling efficiency,
+// test accuracy) and draws the chart of images/sec against ranks beside the ideal line.
+// Speed-up and efficiency are relative to the smallest rank count:
+//   speed-up(n) = ips(n) / ips(n0),   efficiency(n) = speed-up(n) / (n / n0).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "core/error.h"
+#include "core/results.h"
+#include "core/size_parse.h"
+#include "core/stats.h"
+#include "lab/process.h"
+#include "lab/runner.h"
+#include "report/chart.h"
+#include "report/table.h"
+
+namespace scalelab::cli {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr const char* kUsage =
+    "scalelab scale --ranks 1,2,4 [--out DIR] [--chart BASE] [--json FILE] [train options]\n\n"
+    "Runs `scalelab train` with the given options at each rank count (through `scalelab run -np N`,\n"
+    "i.e. mpirun), then prints the scaling table: ranks, global batch, images/sec (median over the\n"
+    "run's epochs, all ranks together), speed-up and scaling efficiency relative to the smallest\n"
+    "rank count, and test accuracy. The chart shows images/sec against ranks with the ideal line.\n"
+    "--batch-size stays per rank, so the global batch grows with the ranks (as in Horovod).\n\n"
+    "  --ranks LIST   rank counts, comma separated (required)\n"
+    "  --out DIR      folder for each run's JSON (default scale-out)\n"
+    "  --chart BASE   chart files BASE.svg/.png/.dat/.gp (default <out>/scaling)\n"
+    "  --json FILE    write the table as JSON\n"
+    "  every other option goes to `scalelab train` (see scalelab train --help)\n\n"
+    "example: scalelab scale --ranks 1,2 --model cnn --epochs 1 --max-steps 100";
+
+struct ScaleArgs {
+  std::vector<int> ranks;
+  std::string out = "scale-out";
+  std::string chart;
+  std::string json;
+  std::vector<std::string> train_args;
+};
+
+std::vector<int> parse_ranks(const Args& args, const std::string& text) {
+  std::vector<int> r;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto v = parse_int(item, "--ranks");
+    if (v < 1 || v > 4096) usage_error(args, "--ranks " + text + ": each rank count must be 1..4096");
+    r.push_back(static_cast<int>(v));
+  }
+  if (r.empty()) usage_error(args, "--ranks: give rank counts such as 1,2,4");
+  std::sort(r.begin(), r.end());
+  r.erase(std::unique(r.begin(), r.end()), r.end());
+  return r;
+}
+
+std::optional<ScaleArgs> parse_scale(const Args& args) {
+  ScaleArgs s;
+  const auto& a = args.argv;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::string& x = a[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= a.size()) usage_error(args, x + " needs a value");
+      return a[++i];
+    };
+    if (x == "-h" || x == "--help") {
+      std::cout << "usage: " << kUsage << std::endl;
+      return std::nullopt;
+    }
+    if (x == "--ranks") {
+      s.ranks = parse_ranks(args, value());
+    } else if (x == "--out") {
+      s.out = value();
+    } else if (x == "--chart") {
+      s.chart = value();
+    } else if (x == "--json") {
+      s.json = value();
+    } else if (x == "--timeline" || x == "--checkpoint" || x == "--resume") {
+      usage_error(args, x + " would be shared by every run; use scalelab train for it");
+    } else {
+      s.train_args.push_back(x);
+    }
+  }
+  if (s.ranks.empty()) usage_error(args, "give the rank counts with --ranks, e.g. --ranks 1,2");
+  if (s.chart.empty()) s.chart = (fs::path(s.out) / "scaling").string();
+  return s;
+}
+
+std::string self_binary() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw_runtime("cannot find this scalelab binary (/proc/self/exe)");
+  return self.string();
+}
+
+struct Row {
+  int ranks = 0;
+  double global_batch = 0;
+  double ips = 0;
+  double test_accuracy = -1;
+  double seconds = 0;
+  double peak_rss_mib = 0;
+  std::string json_file;
+  std::string command;
+};
+
+}  // namespace
+
+int cmd_scale(const Args& args) {
+  const auto parsed = parse_scale(args);
+  if (!parsed) return 0;
+  fs::create_directories(parsed->out);
+  const std::string bin = self_binary();
+  std::vector<Row> rows;
+  for (int n : parsed->ranks) {
+    Row row;
+    row.ranks = n;
+    row.json_file = (fs::path(parsed->out) / ("train-" + std::to_string(n) + "ranks.json")).string();
+    std::vector<std::string> cmd{"run", "-np", std::to_string(n), "--", "train"};
+    cmd.insert(cmd.end(), parsed->train_args.begin(), parsed->train_args.end());
+    cmd.insert(cmd.end(), {"--json", row.json_file});
+    row.command = lab::shell_line(cmd).substr(2);
+    std::cout << "\n" << lab::shell_line(cmd) << std::endl;
+    fs::remove(row.json_file);
+    std::vector<std::string> full{bin};
+    full.insert(full.end(), cmd.begin(), cmd.end());
+    const int code = lab::run_process(full);
+    if (code != 0) {
+      const std::string msg = "scalelab scale: the run at " + std::to_string(n) + " rank" + (n == 1 ? "" : "s") +
+                              " exited with code " + std::to_string(code) + "; its output above says why";
+      if (code == 2) throw_usage(msg);
+      throw_runtime(msg);
+    }
+    const nlohmann::json doc = read_json_file(row.json_file);
+    std::vector<double> ips;
+    for (const auto& e : doc.at("epochs")) {
+      ips.push_back(e.at("images_per_second").get<double>());
+      if (!e.at("test_accuracy").is_null()) row.test_accuracy = e.at("test_accuracy").get<double>();
+      row.peak_rss_mib = std::max(row.peak_rss_mib, e.at("peak_rss_mib").get<double>());
+    }
+    if (ips.empty()) throw_runtime(row.json_file + ": holds no epochs");
+    row.ips = median(ips);
+    row.global_batch = doc.at("global_batch").get<double>();
+    row.seconds = doc.value("seconds", 0.0);
+    rows.push_back(row);
+  }
+
+  const Row& base = rows.front();
+  report::ConsoleTable table({{"ranks", "", 6}, {"global batch", "", 12}, {"images/sec", "", 11}, {"speed-up", "", 9},
+                              {"efficiency", "", 10}, {"test acc", "", 9}, {"peak RSS", "(MiB)", 9}});
+  std::cout << "\n# scaling: images/sec of all ranks together, median over epochs; speed-up and efficiency vs "
+            << base.ranks << " rank" << (base.ranks == 1 ? "" : "s") << "\n";
+  table.print_header(std::cout);
+  nlohmann::json doc = make_envelope("scale", 1, args.full);
+  doc["train_args"] = parsed->train_args;
+  doc["base_ranks"] = base.ranks;
+  doc["rows"] = nlohmann::json::array();
+  report::Chart chart;
+  chart.title = "Scaling: images/sec against ranks";
+  chart.x_label = "ranks";
+  chart.y_label = "images/sec (all ranks)";
+  report::Series measured{"measured", {}}, ideal{"ideal (linear from " + std::to_string(base.ranks) + " rank)", {}};
+  for (const Row& r : rows) {
+    const double speedup = r.ips / base.ips;
+    const double efficiency = speedup / (static_cast<double>(r.ranks) / base.ranks);
+    table.print_row(std::cout, {std::to_string(r.ranks), report::fixed(r.global_batch, 0), report::fixed(r.ips, 1),
+                                report::fixed(speedup, 2) + "x", report::fixed(efficiency * 100, 1) + "%",
+                                r.test_accuracy < 0 ? "-" : report::fixed(r.test_accuracy, 4),
+                                report::fixed(r.peak_rss_mib, 0)});
+    doc["rows"].push_back({{"ranks", r.ranks},
+                           {"global_batch", r.global_batch},
+                           {"images_per_second", r.ips},
+                           {"speedup", speedup},
+                           {"efficiency", efficiency},
+                           {"test_accuracy", r.test_accuracy < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.test_accuracy)},
+                           {"peak_rss_mib", r.peak_rss_mib},
+                           {"seconds", r.seconds},
+                           {"json_file", r.json_file},
+                           {"command", r.command}});
+    measured.points.emplace_back(r.ranks, r.ips);
+    ideal.points.emplace_back(r.ranks, base.ips * r.ranks / base.ranks);
+  }
+  chart.series = {measured, ideal};
+  try {
+    const report::ChartFiles files = report::write_chart(chart, parsed->chart);
+    doc["chart"] = {{"svg", files.svg}, {"png", files.png}, {"dat", files.dat}, {"gp", files.gp}};
+    std::cout << "chart: " << files.svg << " and " << files.png << "\n";
+  } catch (const Error& e) {
+    doc["chart"] = {{"error", e.what()}};
+    std::cerr << "warning: no chart: " << e.what() << "\n";
+  }
+  if (!parsed->json.empty()) write_json_file(parsed->json, doc);
+  return 0;
+}
+
+}  // namespace scalelab::cli

@@ -1,0 +1,92 @@
+#!/bin/bash
+# End-to-end cases for `scalelab train`, `scalelab scale` and lab1, run by CTest:
+#   cases.sh CASE SCALELAB FIXTURE_TOOL LAB1 WORKDIR
+# Each case runs the real binaries and checks exit codes, the one-line errors and the --json files.
+set -u
+CASE=$1 SCALELAB=$2 FIXTURE=$3 LAB1=$4 WORK=$5/$1
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+fail() { echo "FAIL: $*"; exit 1; }
+
+# expect_error CODE PATTERN -- command...: exit CODE, and stderr's error is one line matching PATTERN.
+expect_error() {
+  local code=$1 pattern=$2; shift 3
+  "$@" > out.txt 2> err.txt
+  local rc=$?
+  cat out.txt err.txt
+  [ "$rc" = "$code" ] || fail "exit code $rc, expected $code: $*"
+  local lines; lines=$(grep -c '^error:' err.txt)
+  [ "$lines" -ge 1 ] || fail "no 'error:' line"
+  grep '^error:' err.txt | head -1 | grep -q -- "$pattern" || fail "error line does not match '$pattern'"
+  [ "$(grep '^error:' err.txt | sort -u | wc -l)" = 1 ] || fail "more than one distinct error line"
+}
+
+json() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
+
+case $CASE in
+  bad_model) expect_error 2 "unknown model" -- "$SCALELAB" train --model nosuch ;;
+  bad_dataset) expect_error 2 "unknown dataset" -- "$SCALELAB" train --dataset nosuch ;;
+  batch_zero) expect_error 2 "batch-size 0" -- "$SCALELAB" train --batch-size 0 ;;
+  missing_dataset) expect_error 2 "apt-get install dataset-fashion-mnist\|not found" -- \
+      env -u SCALELAB_DATA_DIR "$SCALELAB" train --data-dir /nonexistent/fmnist ;;
+  corrupt_idx)
+    "$FIXTURE" data 64 16 || fail "fixture"
+    gzip -dc data/train-images-idx3-ubyte.gz | head -c 5000 > data/train-images-idx3-ubyte
+    rm data/train-images-idx3-ubyte.gz
+    expect_error 2 "train-images-idx3-ubyte: truncated" -- "$SCALELAB" train --dataset data
+    printf '\x00\x00\x09\x03' | dd of=data/train-images-idx3-ubyte bs=1 count=4 conv=notrunc 2>/dev/null
+    expect_error 2 "bad magic" -- "$SCALELAB" train --dataset data
+    "$FIXTURE" data2 64 16 && "$FIXTURE" other 65 16 && cp other/train-labels-idx1-ubyte.gz data2/
+    expect_error 2 "64 images but .* 65 labels" -- "$SCALELAB" train --dataset data2 ;;
+  more_ranks_than_samples)
+    "$FIXTURE" tiny 1 4 || fail "fixture"
+    expect_error 2 "more ranks (2) than training samples (1)" -- "$SCALELAB" run -np 2 -- train --dataset tiny ;;
+  train_two_ranks)
+    "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 2 --max-steps 20 --batch-size 32 \
+        --json t.json --timeline tl.json --checkpoint ck.bin --algo ring --fusion-threshold 64K || fail "train"
+    [ "$(json t.json "d['complete'] and len(d['epochs'])")" = 2 ] || fail "two complete epochs"
+    [ "$(json t.json "d['epochs'][1]['global_batch']")" = 64 ] || fail "global batch 64"
+    json t.json "d['epochs'][1]['test_accuracy'] > 0.5" | grep -q True || fail "synthetic data learnt"
+    json t.json "d['epochs'][1]['peak_rss_mib'] < 512" | grep -q True || fail "peak RSS under 512 MiB"
+    json tl.json "sorted({e['pid'] for e in d['traceEvents'] if e['ph']=='X'})" | grep -q "\[0, 1\]" || fail "two tracks"
+    json tl.json "sorted({e['name'] for e in d['traceEvents'] if e['ph']=='X'})" | grep -q "allreduce" || fail "phases"
+    "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 3 --max-steps 20 --batch-size 32 \
+        --json r.json --resume ck.bin --algo ring > resume.txt 2>&1 || { cat resume.txt; fail "resume"; }
+    grep -q "resumed from ck.bin: 2 epochs done" resume.txt || fail "resume message"
+    [ "$(json r.json "[e['epoch'] for e in d['epochs']]")" = "[3]" ] || fail "only epoch 3 trained" ;;
+  rank_killed)
+    "$SCALELAB" run -np 2 -- train --dataset synthetic --model cnn --max-steps 100000 --epochs 1 > out.txt 2>&1 &
+    launcher=$!
+    for i in $(seq 1 60); do
+      victim=$(for p in $(pgrep -f "scalelab train --dataset synthetic --model cnn"); do
+                 tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && echo $p; done)
+      [ -n "$victim" ] && grep -q "^Epoch 1/1" out.txt && break
+      sleep 0.5
+    done
+    [ -n "$victim" ] || fail "rank 1 never started"
+    sleep 2
+    start=$(date +%s)
+    kill -9 "$victim"
+    wait $launcher
+    rc=$?
+    took=$(( $(date +%s) - start ))
+    cat out.txt
+    [ "$rc" != 0 ] || fail "the job exited 0 after losing a rank"
+    [ "$took" -le 30 ] || fail "took $took s to exit"
+    grep -q "rank 1" out.txt || fail "no message naming rank 1"
+    if pgrep -f "scalelab train --dataset synthetic --model cnn" > /dev/null; then fail "a rank survived"; fi ;;
+  scale)
+    "$SCALELAB" scale --ranks 1,2 --dataset synthetic --model mlp --max-steps 30 --batch-size 64 --no-eval \
+        --out s --json scale.json > out.txt 2>&1 || { cat out.txt; fail "scale"; }
+    cat out.txt
+    grep -q "efficiency" out.txt || fail "no table"
+    [ "$(json scale.json "[r['ranks'] for r in d['rows']]")" = "[1, 2]" ] || fail "rows"
+    json scale.json "abs(d['rows'][0]['efficiency'] - 1) < 1e-9 and d['rows'][1]['speedup'] > 0" | grep -q True || fail "figures"
+    [ -f s/scaling.dat ] && [ -f s/scaling.gp ] || fail "chart data" ;;
+  lab1_quick)
+    "$LAB1" --quick --dataset synthetic --out lab --json lab.json || fail "lab1 --quick"
+    json lab.json "[s['status'] for s in d['steps']]" | grep -q "'passed', 'passed', 'passed', 'passed', 'passed'" || fail "steps"
+    json lab.json "d['seconds'] < 120" | grep -q True || fail "quick lab over 2 minutes" ;;
+  *) fail "unknown case $CASE" ;;
+esac
+echo "PASS: $CASE"

@@ -1,0 +1,34 @@
+// Writes a small MNIST-format dataset for the end-to-end tests: make_idx_fixture DIR TRAIN TEST
+// writes DIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz with TRAIN and TEST samples of 28x28,
+// labels cycling through 0..9. The tests then corrupt copies of it.
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "data/idx.h"
+
+namespace {
+
+void write_split(const std::string& dir, const std::string& prefix, std::uint32_t n) {
+  scalelab::data::IdxImages img{n, 28, 28, {}};
+  img.pixels.resize(std::size_t{n} * 784);
+  for (std::size_t i = 0; i < img.pixels.size(); ++i) img.pixels[i] = static_cast<std::uint8_t>((i * 31) % 251);
+  std::vector<std::uint8_t> labels(n);
+  for (std::uint32_t i = 0; i < n; ++i) labels[i] = static_cast<std::uint8_t>(i % 10);
+  scalelab::data::write_idx_images(dir + "/" + prefix + "-images-idx3-ubyte.gz", img, true);
+  scalelab::data::write_idx_labels(dir + "/" + prefix + "-labels-idx1-ubyte.gz", labels, true);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::cerr << "usage: make_idx_fixture DIR TRAIN TEST\n";
+    return 2;
+  }
+  std::filesystem::create_directories(argv[1]);
+  write_split(argv[1], "train", static_cast<std::uint32_t>(std::atoi(argv[2])));
+  write_split(argv[1], "t10k", static_cast<std::uint32_t>(std::atoi(argv[3])));
+  return 0;
+}
