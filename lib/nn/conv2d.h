@@ -4,7 +4,7 @@
 // im2col of the chunk (K x n*Ho*Wo, K = Cin*k*k) multiplied by the (filters x K) weights, then an
 // epilogue that adds the bias, applies the activation and reorders to NCHW in one pass.
 // Backward per chunk: im2col again, dW += dY cols^T, dX = col2im(W^T dY).
-// Why chunks rather than the whole batch in one product: a chunk's columns (~2 MB) stay in the
+// Why chunks rather than the whole batch in one product: a chunk's columns (256 KiB) stay in the
 // cache between im2col, the product's packing and col2im; the whole batch's (85 MB for the cnn's
 // second layer) would go to memory and back five times per step, and memory bandwidth, not
 // arithmetic, would set the pace. Recomputing im2col in backward costs less than that traffic.

@@ -1,8 +1,8 @@
 // Dropout (inverted, as Keras and PyTorch): in training each unit is kept with probability 1 - rate
 // and scaled by 1/(1 - rate); in evaluation it is the identity. The mask comes from an explicit
 // seed: each training forward draws one 64-bit key from a core Rng (seeded from the model seed and
-// a stream, e.g. the rank) and expands it with a counter-based hash, which is reproducible and
-// about 20x cheaper per element than drawing every element from the Rng.
+// a stream, e.g. the rank) and expands it with a counter-based hash (four 16-bit draws per
+// hash), which is reproducible and far cheaper per element than drawing each from the Rng.
 #pragma once
 #include <vector>
 

@@ -1,6 +1,8 @@
 // MaxPooling2D forward and backward (see maxpool2d.h).
 #include "nn/maxpool2d.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 
 namespace scalelab::nn {
@@ -20,9 +22,79 @@ void MaxPool2D::reserve(const Shape& in_shape, std::size_t max_batch) {
   argmax_.assign(max_batch * output_shape(in_shape).numel(), 0u);
 }
 
+namespace {
+
+// The common 2x2, stride 2 case. With AVX-512, 16 outputs at a time: two loads per input row,
+// split into even and odd columns, then three compare-and-blend steps on values and indices
+// (strict >, so ties keep the first maximum). The scalar loop is the reference and the tail.
+void pool2x2_scalar(const float* r0, const float* r1, std::uint32_t base, std::uint32_t w, std::size_t from,
+                    std::size_t to, float* dst, std::uint32_t* arg) {
+  for (std::size_t ow = from; ow < to; ++ow) {
+    const auto c = static_cast<std::uint32_t>(2 * ow);
+    const float v[4] = {r0[c], r0[c + 1], r1[c], r1[c + 1]};
+    const std::uint32_t at[4] = {base + c, base + c + 1, base + w + c, base + w + c + 1};
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < 4; ++i)
+      if (v[i] > v[best]) best = i;
+    dst[ow] = v[best];
+    arg[ow] = at[best];
+  }
+}
+
+void pool2x2(const float* src, std::size_t w, std::size_t ho, std::size_t wo, float* dst, std::uint32_t* arg) {
+  const auto w32 = static_cast<std::uint32_t>(w);
+  for (std::size_t oh = 0; oh < ho; ++oh) {
+    const float* r0 = src + 2 * oh * w;
+    const float* r1 = r0 + w;
+    const auto base = static_cast<std::uint32_t>(2 * oh * w);
+    float* d = dst + oh * wo;
+    std::uint32_t* a = arg + oh * wo;
+    std::size_t ow = 0;
+#if defined(__AVX512F__)
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    for (; ow < wo; ow += 16) {
+      const std::size_t n = std::min<std::size_t>(16, wo - ow);
+      // 2n inputs per row; the 2-column window never reads past the row (2*wo <= w).
+      const __mmask16 lo = static_cast<__mmask16>(n >= 8 ? 0xFFFFu : (1u << (2 * n)) - 1u);
+      const __mmask16 hi = static_cast<__mmask16>(n > 8 ? (1u << (2 * n - 16)) - 1u : 0u);
+      const std::size_t c = 2 * ow;
+      const __m512 a0 = _mm512_maskz_loadu_ps(lo, r0 + c), b0 = _mm512_maskz_loadu_ps(hi, r0 + c + 16);
+      const __m512 a1 = _mm512_maskz_loadu_ps(lo, r1 + c), b1 = _mm512_maskz_loadu_ps(hi, r1 + c + 16);
+      const __m512i col = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base + c)), even);
+      __m512 m = _mm512_permutex2var_ps(a0, even, b0);
+      __m512i at = col;
+      const __m512 v1 = _mm512_permutex2var_ps(a0, odd, b0);
+      const __m512 v2 = _mm512_permutex2var_ps(a1, even, b1);
+      const __m512 v3 = _mm512_permutex2var_ps(a1, odd, b1);
+      __mmask16 k = _mm512_cmp_ps_mask(v1, m, _CMP_GT_OQ);
+      m = _mm512_mask_blend_ps(k, m, v1);
+      at = _mm512_mask_blend_epi32(k, at, _mm512_add_epi32(col, _mm512_set1_epi32(1)));
+      k = _mm512_cmp_ps_mask(v2, m, _CMP_GT_OQ);
+      m = _mm512_mask_blend_ps(k, m, v2);
+      at = _mm512_mask_blend_epi32(k, at, _mm512_add_epi32(col, _mm512_set1_epi32(static_cast<int>(w32))));
+      k = _mm512_cmp_ps_mask(v3, m, _CMP_GT_OQ);
+      m = _mm512_mask_blend_ps(k, m, v3);
+      at = _mm512_mask_blend_epi32(k, at, _mm512_add_epi32(col, _mm512_set1_epi32(static_cast<int>(w32 + 1))));
+      const __mmask16 out = static_cast<__mmask16>((1u << n) - 1u);
+      _mm512_mask_storeu_ps(d + ow, out, m);
+      _mm512_mask_storeu_epi32(a + ow, out, at);
+    }
+#endif
+    pool2x2_scalar(r0, r1, base, w32, ow, wo, d, a);
+  }
+}
+
+}  // namespace
+
 void MaxPool2D::forward(ConstTensorView in, TensorView out, bool /*training*/) {
   const std::size_t planes = in.shape[0] * in.shape[1], h = in.shape[2], w = in.shape[3];
   const std::size_t ho = out.shape[2], wo = out.shape[3];
+  if (pool_ == 2 && stride_ == 2) {
+    for (std::size_t pl = 0; pl < planes; ++pl)
+      pool2x2(in.data + pl * h * w, w, ho, wo, out.data + pl * ho * wo, argmax_.data() + pl * ho * wo);
+    return;
+  }
   for (std::size_t pl = 0; pl < planes; ++pl) {
     const float* src = in.data + pl * h * w;
     float* dst = out.data + pl * ho * wo;

@@ -65,7 +65,9 @@ TEST(Model, SameSeedSameParametersOtherSeedOther) {
 // Cross-entropy of the model on a fixed batch; the gradient of a random sample of the flat
 // parameter buffer (and of every bias/norm tensor's first element) against finite differences.
 // Tolerance 1e-2: a whole model in float with BatchNorm over 3 samples rounds more than one layer,
-// while a wrong formula gives errors of order 1.
+// while a wrong formula gives errors of order 1. A step in a conv weight moves thousands of
+// activations, so some cross a ReLU or max-pool kink: up to 30% of the picks may be set aside
+// (each still leaves 100+ compared).
 void check_model_gradient(const std::string& name, const Shape& in) {
   testing::SkipKinks kinks;  // ReLU and max pooling
   auto m = make_model(name, in, 4, 11);
@@ -92,7 +94,7 @@ void check_model_gradient(const std::string& name, const Shape& in) {
   }
   std::vector<float> analytic;
   for (std::size_t at : picks) analytic.push_back(p.grads()[at]);
-  EXPECT_LT(testing::gradient_error_at(loss, p.values().data(), picks, analytic.data(), 1e-3f), 1e-2) << name;
+  EXPECT_LT(testing::gradient_error_at(loss, p.values().data(), picks, analytic.data(), 1e-3f, 0.3), 1e-2) << name;
 }
 
 TEST(Model, WholeCnnGradientMatchesFiniteDifferences) { check_model_gradient("cnn", Shape{1, 8, 8}); }

@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""Side-by-side training throughput: scalelab's `cnn` vs PyTorch on the same model.
+
+Runs, alternately and several times, in one invocation:
+  - PyTorch: ../shared/peers/torch_cnn.py (relative to the repository root) in its `tuned`
+    variant (glibc malloc thresholds raised + OpenBLAS), -T THREADS -B 128, 150 steps, with
+    OPENBLAS_CORETYPE unset as the peer's README asks; its img/s excludes 20 warm-up steps.
+  - scalelab: bench_cnn_step (forward + cross-entropy + backward + Adam on synthetic inputs,
+    median of its repeats after warm-up steps).
+and prints each run, the medians and the ratio scalelab / PyTorch, with `uptime` beside each
+figure (the machine may be shared: the ratio is only as good as the quiet it was measured in).
+
+Usage: tests/perf/compare_torch.py --bench BUILD/tests/perf/bench_cnn_step [--rounds 3]
+       [--threads 1] [--json FILE]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PEER = os.path.join(REPO, "..", "shared", "peers", "torch_cnn.py")
+
+
+def uptime():
+    try:
+        with open("/proc/loadavg") as f:
+            return "load " + " ".join(f.read().split()[:3])
+    except OSError:
+        return "load ?"
+
+
+def run_torch(threads, batch, steps):
+    env = dict(os.environ)
+    env.pop("OPENBLAS_CORETYPE", None)  # let OpenBLAS pick its AVX-512 kernels (peer README)
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+        path = tmp.name
+    try:
+        cmd = ["/usr/bin/python3", PEER, "--variant", "tuned", "-T", str(threads), "-B", str(batch), "-E", "1",
+               "--max-steps", str(steps), "--json", path, "--quiet"]
+        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+        with open(path) as f:
+            r = json.loads(f.read())
+        return r["epoch"][0]["train_img_per_s"], r.get("blas", "?")
+    finally:
+        os.unlink(path)
+
+
+def run_scalelab(bench, threads, batch):
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+        path = tmp.name
+    try:
+        cmd = [bench, "--threads", str(threads), "--batch", str(batch), "--steps", "20", "--repeats", "5",
+               "--warmup", "5", "--json", path]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        with open(path) as f:
+            r = json.load(f)
+        return r["median_img_per_s"], r["blas"], r["peak_rss_mib"]
+    finally:
+        os.unlink(path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", required=True, help="path to the built bench_cnn_step")
+    ap.add_argument("--rounds", type=int, default=3, help="alternations of PyTorch and scalelab (default 3)")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--torch-steps", type=int, default=150)
+    ap.add_argument("--json", help="write the runs and medians here")
+    a = ap.parse_args()
+    if not os.path.exists(PEER):
+        sys.exit(f"compare_torch: the PyTorch peer {os.path.normpath(PEER)} is missing (expected beside the repository)")
+    if not os.access(a.bench, os.X_OK):
+        sys.exit(f"compare_torch: --bench {a.bench}: not an executable; build the bench_cnn_step target first")
+    if a.rounds < 1:
+        sys.exit("compare_torch: --rounds must be at least 1")
+
+    torch_ips, ours_ips, runs = [], [], []
+    torch_blas = ours_blas = "?"
+    rss = 0
+    for r in range(a.rounds):
+        load = uptime()
+        t, torch_blas = run_torch(a.threads, a.batch, a.torch_steps)
+        torch_ips.append(t)
+        print(f"round {r + 1}: pytorch  {t:7.0f} img/s   ({load})", flush=True)
+        load = uptime()
+        s, ours_blas, rss = run_scalelab(a.bench, a.threads, a.batch)
+        ours_ips.append(s)
+        print(f"round {r + 1}: scalelab {s:7.0f} img/s   ({load})", flush=True)
+        runs.append({"round": r + 1, "pytorch_img_per_s": t, "scalelab_img_per_s": s})
+    tm, sm = statistics.median(torch_ips), statistics.median(ours_ips)
+    print(f"\ncnn, batch {a.batch}, {a.threads} thread(s), {a.rounds} rounds ({uptime()} at the end)")
+    print(f"  {'':10} {'median img/s':>12}")
+    print(f"  {'pytorch':10} {tm:12.0f}   tuned variant, blas {torch_blas}")
+    print(f"  {'scalelab':10} {sm:12.0f}   blas {ours_blas}; peak RSS {rss:.0f} MiB")
+    print(f"  ratio scalelab / pytorch: {sm / tm:.2f}x")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"threads": a.threads, "batch": a.batch, "runs": runs, "pytorch_median_img_per_s": tm,
+                       "scalelab_median_img_per_s": sm, "ratio": sm / tm, "pytorch_blas": torch_blas,
+                       "scalelab_blas": ours_blas, "scalelab_peak_rss_mib": rss}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
