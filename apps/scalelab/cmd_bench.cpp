@@ -1,10 +1,182 @@
+// `scalelab bench allreduce|broadcast|allgather|reduce-scatter [options]`: the nccl-tests-style
+// collective benchmark. Parses nccl-tests' flags into bench::BenchOptions, checks them before MPI
+// starts (so a typo is one line, exit 2), then runs lib/bench's harness on every rank; rank 0
+// prints the table and writes --json. Exit 1 when any element is wrong.
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/printer.h"
+#include "bench/ranks.h"
+#include "bench/record.h"
+#include "bench/runner.h"
+#include "collectives/algorithm.h"
+#include "comm/factory.h"
 #include "commands.h"
 #include "core/error.h"
+#include "core/results.h"
+#include "core/size_parse.h"
 
 namespace scalelab::cli {
+namespace {
+
+using comm::DataType;
+using comm::ReduceOp;
+
+constexpr const char* kUsage =
+    "scalelab bench allreduce|broadcast|allgather|reduce-scatter [options]\n\n"
+    "Times a collective over a range of sizes and checks every result, as nccl-tests does:\n"
+    "columns size count type redop root, then time algbw busbw #wrong out-of-place and in-place.\n"
+    "A size's time is the median over iterations of the slowest rank's time (barrier before each\n"
+    "iteration); GB = 1e9 bytes; busbw = algbw * 2(n-1)/n (allreduce), (n-1)/n (allgather,\n"
+    "reduce-scatter; their size is the whole gathered/scattered buffer), 1 (broadcast).\n"
+    "Launch ranks with `scalelab run -np N -- bench ...` or mpirun. The nccl backend has not run\n"
+    "on a GPU yet (docs/gpu-status.md).\n\n"
+    "examples:\n"
+    "  scalelab run -np 2 -- bench allreduce -b 1K -e 16M -f 4\n"
+    "  scalelab run -np 2 -- bench allreduce -b 1M -e 64M -f 2 --compare\n"
+    "  scalelab run -np 3 -- bench reduce-scatter --algo all -d all -o all -b 8 -e 1M -f 4";
+
+const std::vector<DataType> kAllTypes{DataType::f32, DataType::f64, DataType::f16, DataType::i32};
+const std::vector<ReduceOp> kAllOps{ReduceOp::sum, ReduceOp::avg, ReduceOp::min, ReduceOp::max};
+
+std::uint64_t positive_int(const std::string& text, const char* what) {
+  const std::int64_t v = parse_int(text, what);
+  if (v < 0) throw_usage(std::string(what) + ": '" + text + "' is negative; give 0 or more");
+  return static_cast<std::uint64_t>(v);
+}
+
+// The algorithms --algo names: one, or every one with "all". Unknown names are usage errors.
+std::vector<std::string> chosen_algorithms(collectives::Collective c, const std::string& algo) {
+  const auto names = collectives::algorithm_names(c);
+  if (algo == "all") return names;
+  if (!algo.empty()) {
+    (void)collectives::make_algorithm(c, algo, "--algo");  // validates the name
+    return {algo};
+  }
+  for (const auto& n : names) {
+    if (n == "ring") return {n};
+  }
+  return {names.front()};
+}
+
+struct Parsed {
+  bench::BenchOptions options;
+  std::vector<std::string> algorithms;
+  std::string backend;
+  std::string json_path;
+};
+
+std::optional<Parsed> parse_bench(const Args& args) {
+  po::options_description opts("options (nccl-tests' names)");
+  opts.add_options()
+      ("collective", po::value<std::string>(), "allreduce, broadcast, allgather or reduce-scatter")
+      ("minbytes,b", po::value<std::string>()->default_value("32M"), "smallest size (bytes; K, M, G = 1024^n)")
+      ("maxbytes,e", po::value<std::string>()->default_value("32M"), "largest size")
+      ("stepfactor,f", po::value<std::string>()->default_value("1"), "multiply the size by this (1: step by -i)")
+      ("stepbytes,i", po::value<std::string>()->default_value("1M"), "add this to the size when -f is 1")
+      ("iters,n", po::value<std::string>()->default_value("20"), "timed iterations per size")
+      ("warmup_iters,w", po::value<std::string>()->default_value("5"), "untimed iterations per size")
+      ("check,c", po::value<std::string>()->default_value("1"), "1: check every result and count #wrong; 0: skip")
+      ("datatype,d", po::value<std::string>()->default_value("float"), "float, double, half, int32 (or float32, float64, float16, int), or all")
+      ("op,o", po::value<std::string>()->default_value("sum"), "sum, avg, min, max, or all")
+      ("root,r", po::value<std::string>()->default_value("0"), "root rank (broadcast)")
+      ("algo", po::value<std::string>()->default_value(""), "algorithm (default ring; library = the backend's own; all = each in turn)")
+      ("backend", po::value<std::string>()->default_value("mpi"), "mpi or nccl")
+      ("compare", po::bool_switch(), "time --algo and library interleaved, print their busbw ratio")
+      ("json", po::value<std::string>()->default_value(""), "write the results as JSON records to this file")
+      ("nthreads,t", po::value<std::string>()->default_value("1"), "threads per process: only 1")
+      ("ngpus,g", po::value<std::string>()->default_value("1"), "GPUs per thread: only 1");
+  po::positional_options_description pos;
+  pos.add("collective", 1);
+  const auto vm = parse(args, kUsage, opts, &pos);
+  if (!vm) return std::nullopt;
+  const auto str = [&](const char* key) { return (*vm)[key].as<std::string>(); };
+  if (!vm->count("collective")) usage_error(args, "give the collective to time (allreduce, broadcast, allgather, reduce-scatter)");
+
+  Parsed p;
+  bench::BenchOptions& o = p.options;
+  o.collective = collectives::parse_collective(str("collective"), "scalelab bench");
+  for (const char* key : {"nthreads", "ngpus"}) {
+    if (str(key) != "1") {
+      usage_error(args, std::string("--") + key + " " + str(key) +
+                            ": only 1 is supported (one thread and one device per rank); launch more ranks "
+                            "with 'scalelab run -np N -- bench ...'");
+    }
+  }
+  o.sweep.min_bytes = parse_size(str("minbytes"), "-b/--minbytes");
+  o.sweep.max_bytes = parse_size(str("maxbytes"), "-e/--maxbytes");
+  o.sweep.step_factor = positive_int(str("stepfactor"), "-f/--stepfactor");
+  o.sweep.step_bytes = parse_size(str("stepbytes"), "-i/--stepbytes");
+  o.iters = static_cast<int>(positive_int(str("iters"), "-n/--iters"));
+  o.warmup_iters = static_cast<int>(positive_int(str("warmup_iters"), "-w/--warmup_iters"));
+  if (o.iters < 1) throw_usage("-n/--iters 0: give at least 1 timed iteration");
+  const std::string check = str("check");
+  if (check != "0" && check != "1") throw_usage("-c/--check '" + check + "': give 1 (check results) or 0 (skip)");
+  o.check = check == "1";
+  o.types = str("datatype") == "all" ? kAllTypes : std::vector<DataType>{comm::parse_datatype(str("datatype"), "-d/--datatype")};
+  o.ops = str("op") == "all" ? kAllOps : std::vector<ReduceOp>{comm::parse_reduce_op(str("op"), "-o/--op")};
+  o.root = static_cast<int>(positive_int(str("root"), "-r/--root"));
+  o.compare = (*vm)["compare"].as<bool>();
+  p.algorithms = chosen_algorithms(o.collective, str("algo"));
+  if (o.compare) {
+    std::erase(p.algorithms, std::string("library"));
+    if (p.algorithms.empty()) throw_usage("--compare times --algo against library; choose an --algo other than library");
+  }
+  p.backend = str("backend");
+  p.json_path = str("json");
+  // Sizes against every type now, before any rank starts: a bad size is one line, not one per rank.
+  for (const DataType t : o.types) (void)bench::size_sweep(o.sweep, comm::size_of(t));
+  return p;
+}
+
+}  // namespace
 
 int cmd_bench(const Args& args) {
-  usage_error(args, "not built yet");
+  auto parsed = parse_bench(args);
+  if (!parsed) return 0;
+  auto communicator = comm::make_communicator(parsed->backend);
+  comm::Communicator& c = *communicator;
+  const bool printer_rank = c.rank() == 0;
+  std::ostream null_stream(nullptr);
+  std::ostream& out = printer_rank ? std::cout : null_stream;
+
+  try {
+    bench::require_same_options(c, parsed->options);
+  } catch (const Error&) {
+    if (c.rank() == 0) throw;
+    // Every rank found the same disagreement; rank 0 reports it and brings the job down. The
+    // others stay quiet (one line, not one per rank) and exit on their own if that takes long.
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    return 2;
+  }
+  const auto places = bench::gather_rank_places(c);
+  std::vector<nlohmann::json> runs;
+  std::uint64_t wrong = 0;
+  for (const std::string& algo : parsed->algorithms) {
+    bench::BenchOptions o = parsed->options;
+    o.algorithm = algo;
+    bench::BenchPrinter printer(out, o, c.size(), c.backend());
+    printer.preamble(places);
+    printer.header();
+    const auto result = bench::run_benchmark(c, o, [&](const bench::Row& row) { printer.row(row); });
+    printer.footer(result.summary);
+    wrong += result.summary.wrong_total;
+    runs.push_back(bench::bench_run(o, result, places));
+  }
+  if (printer_rank && !parsed->json_path.empty()) {
+    write_json_file(parsed->json_path, bench::bench_document(runs, args.full));
+  }
+  if (wrong > 0) {
+    if (printer_rank) {
+      std::cerr << "error: scalelab bench: " << wrong << " wrong elements (see #wrong); the algorithm or backend is broken\n";
+    }
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace scalelab::cli

@@ -1,10 +1,183 @@
+// `scalelab run -np N [-H host:slots,...] [--dry-run] -- <subcommand ...>`: a launcher in the
+// spirit of horovodrun. It builds the mpirun command a student would otherwise have to know
+//   mpirun -np N --bind-to none [--oversubscribe] [--allow-run-as-root] [--host H] <this scalelab> <subcommand ...>
+// (--oversubscribe when N exceeds the physical cores, or the slots of -H; --allow-run-as-root
+// when run as root), prints it on stderr as "$ mpirun ...", runs it and returns its exit code.
+// --dry-run prints the command on stdout and runs nothing.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "commands.h"
 #include "core/error.h"
+#include "core/machine_info.h"
+#include "core/size_parse.h"
 
 namespace scalelab::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "scalelab run -np N [-H host:slots,...] [--dry-run] -- <scalelab subcommand and its options>\n\n"
+    "Launches N ranks of this scalelab through Open MPI's mpirun and prints the command it runs.\n"
+    "  -np N, -n N        number of ranks\n"
+    "  -H, --host LIST    hosts and slots, e.g. node1:4,node2:4 (passed to mpirun as --host)\n"
+    "  --dry-run          print the mpirun command and stop\n\n"
+    "example: scalelab run -np 2 -- bench allreduce -b 1K -e 16M -f 4";
+
+struct RunArgs {
+  int np = 0;
+  std::string hosts;
+  bool dry_run = false;
+  std::vector<std::string> command;
+};
+
+std::optional<RunArgs> parse_run(const Args& args) {
+  RunArgs r;
+  const auto& a = args.argv;
+  std::size_t i = 0;
+  const auto value = [&](const std::string& flag) -> std::string {
+    if (i + 1 >= a.size()) usage_error(args, flag + " needs a value");
+    return a[++i];
+  };
+  for (; i < a.size(); ++i) {
+    const std::string& s = a[i];
+    if (s == "--") {
+      r.command.assign(a.begin() + static_cast<std::ptrdiff_t>(i) + 1, a.end());
+      break;
+    }
+    if (s == "-h" || s == "--help") {
+      std::cout << "usage: " << kUsage << std::endl;
+      return std::nullopt;
+    }
+    if (s == "-np" || s == "-n" || s == "--np") {
+      const auto v = parse_int(value(s), "-np");
+      if (v < 1 || v > 100000) usage_error(args, "-np " + std::to_string(v) + ": give a number of ranks >= 1");
+      r.np = static_cast<int>(v);
+    } else if (s == "-H" || s == "--host") {
+      r.hosts = value(s);
+    } else if (s == "--dry-run") {
+      r.dry_run = true;
+    } else {
+      usage_error(args, "unknown option '" + s + "' (the command to launch goes after --)");
+    }
+  }
+  if (r.np == 0) usage_error(args, "give the number of ranks with -np N");
+  if (r.command.empty()) usage_error(args, "give the command to launch after --, e.g. scalelab run -np 2 -- bench allreduce");
+  if (r.command.front() == "run") usage_error(args, "the launched command cannot be 'run' itself");
+  return r;
+}
+
+// Slots of an Open MPI host list: "a:4,b:2" -> 6; a host without ":n" has one slot.
+int host_slots(const std::string& hosts) {
+  int total = 0;
+  std::stringstream list(hosts);
+  for (std::string h; std::getline(list, h, ',');) {
+    if (h.empty()) continue;
+    const auto colon = h.rfind(':');
+    total += colon == std::string::npos ? 1 : static_cast<int>(parse_int(h.substr(colon + 1), "-H slots"));
+  }
+  return total;
+}
+
+// Physical cores (what Open MPI counts as slots by default): distinct (package, core) pairs of
+// /proc/cpuinfo, or the logical CPU count where that file says nothing.
+int physical_cores() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::set<std::pair<std::string, std::string>> cores;
+  std::string package, line;
+  while (std::getline(cpuinfo, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    const std::string val = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "physical id") package = val;
+    if (key == "core id") cores.insert({package, val});
+  }
+  const int logical = read_machine_info().logical_cpus;
+  return cores.empty() ? logical : static_cast<int>(cores.size());
+}
+
+std::string self_path() {
+  char buf[PATH_MAX] = {};
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw_runtime("scalelab run: cannot read /proc/self/exe to find this scalelab binary");
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::string find_in_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+// Shell quoting for display, so the printed line can be pasted back into a shell.
+std::string shell_quoted(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") ==
+                        std::string::npos) {
+    return s;
+  }
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
 
 int cmd_run(const Args& args) {
-  usage_error(args, "not built yet");
+  const auto r = parse_run(args);
+  if (!r) return 0;
+  const std::string mpirun = find_in_path("mpirun");
+  std::vector<std::string> cmd{mpirun.empty() ? "mpirun" : mpirun, "-np", std::to_string(r->np), "--bind-to", "none"};
+  const int slots = r->hosts.empty() ? physical_cores() : host_slots(r->hosts);
+  if (r->np > slots) cmd.push_back("--oversubscribe");
+  if (geteuid() == 0) cmd.push_back("--allow-run-as-root");
+  if (!r->hosts.empty()) {
+    cmd.push_back("--host");
+    cmd.push_back(r->hosts);
+  }
+  cmd.push_back(self_path());
+  cmd.insert(cmd.end(), r->command.begin(), r->command.end());
+
+  std::string shown = "$";
+  for (const auto& part : cmd) {
+    shown += ' ';
+    shown += shell_quoted(part);
+  }
+  if (r->dry_run) {
+    std::cout << shown << std::endl;
+    return 0;
+  }
+  if (mpirun.empty()) {
+    throw_runtime("scalelab run: mpirun not found in PATH; install Open MPI (Debian: apt-get install openmpi-bin)");
+  }
+  std::cerr << shown << std::endl;
+  std::vector<char*> argv;
+  for (auto& part : cmd) argv.push_back(part.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  const pid_t pid = fork();
+  if (pid < 0) throw_runtime("scalelab run: fork failed; cannot start mpirun");
+  if (pid == 0) {
+    execv(mpirun.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace scalelab::cli

@@ -23,7 +23,7 @@ Chart sample_chart() {
   c.x_label = "size";
   c.y_label = "GB/s";
   c.log_x = true;
-  c.x_format = "%.0b%B";
+  c.x_format = "%.0b%BB";
   c.series.push_back({"ring", {{1024, 1.5}, {2048, 2.5}}});
   c.series.push_back({"library", {{1024, 1.0}, {2048, 2.0}}});
   return c;
