@@ -50,13 +50,17 @@ std::uint64_t positive_int(const std::string& text, const char* what) {
 }
 
 // The algorithms --algo names: one, or every one with "all". Unknown names are usage errors.
-std::vector<std::string> chosen_algorithms(collectives::Collective c, const std::string& algo) {
+// The default is ring, or library on the nccl backend (the point-to-point algorithms reduce on
+// the CPU and need host memory).
+std::vector<std::string> chosen_algorithms(collectives::Collective c, const std::string& algo,
+                                           const std::string& backend) {
   const auto names = collectives::algorithm_names(c);
   if (algo == "all") return names;
   if (!algo.empty()) {
     (void)collectives::make_algorithm(c, algo, "--algo");  // validates the name
     return {algo};
   }
+  if (backend == "nccl") return {"library"};
   for (const auto& n : names) {
     if (n == "ring") return {n};
   }
@@ -84,7 +88,7 @@ std::optional<Parsed> parse_bench(const Args& args) {
       ("datatype,d", po::value<std::string>()->default_value("float"), "float, double, half, int32 (or float32, float64, float16, int), or all")
       ("op,o", po::value<std::string>()->default_value("sum"), "sum, avg, min, max, or all")
       ("root,r", po::value<std::string>()->default_value("0"), "root rank (broadcast)")
-      ("algo", po::value<std::string>()->default_value(""), "algorithm (default ring; library = the backend's own; all = each in turn)")
+      ("algo", po::value<std::string>()->default_value(""), "algorithm (default ring, library with --backend nccl; library = the backend's own collective; all = each in turn)")
       ("backend", po::value<std::string>()->default_value("mpi"), "mpi or nccl")
       ("compare", po::bool_switch(), "time --algo and library interleaved, print their busbw ratio")
       ("json", po::value<std::string>()->default_value(""), "write the results as JSON records to this file")
@@ -121,7 +125,7 @@ std::optional<Parsed> parse_bench(const Args& args) {
   o.ops = str("op") == "all" ? kAllOps : std::vector<ReduceOp>{comm::parse_reduce_op(str("op"), "-o/--op")};
   o.root = static_cast<int>(positive_int(str("root"), "-r/--root"));
   o.compare = (*vm)["compare"].as<bool>();
-  p.algorithms = chosen_algorithms(o.collective, str("algo"));
+  p.algorithms = chosen_algorithms(o.collective, str("algo"), str("backend"));
   if (o.compare) {
     std::erase(p.algorithms, std::string("library"));
     if (p.algorithms.empty()) throw_usage("--compare times --algo against library; choose an --algo other than library");
