@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "nn/blas.h"
+#include "nn/reduce.h"
 
 namespace scalelab::nn {
 namespace {
@@ -111,11 +112,7 @@ void Conv2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView d
         const std::size_t at = (b0 + b) * out_image + f * plane;
         float* dst = dz + f * ncols + b * plane;
         activation_backward(o_.activation, out.data + at, dout.data + at, dst, plane);
-        if (db) {
-          float s = 0.0f;
-          for (std::size_t p = 0; p < plane; ++p) s += dst[p];
-          db[f] += s;
-        }
+        if (db) db[f] += sum(dst, plane);
       }
     // dW += dZ cols^T: (filters x ncols) by (ncols x K), with the chunk's columns recomputed.
     im2col(g, n, in.data + b0 * in_image, cols_.data());

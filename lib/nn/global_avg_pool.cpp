@@ -1,6 +1,8 @@
 // GlobalAveragePooling2D forward and backward (see global_avg_pool.h).
 #include "nn/global_avg_pool.h"
 
+#include "nn/reduce.h"
+
 namespace scalelab::nn {
 
 Shape GlobalAvgPool::output_shape(const Shape& in) const {
@@ -11,9 +13,7 @@ Shape GlobalAvgPool::output_shape(const Shape& in) const {
 void GlobalAvgPool::forward(ConstTensorView in, TensorView out, bool /*training*/) {
   const std::size_t planes = in.shape[0] * in.shape[1], hw = in.shape[2] * in.shape[3];
   for (std::size_t p = 0; p < planes; ++p) {
-    float s = 0.0f;
-    for (std::size_t i = 0; i < hw; ++i) s += in.data[p * hw + i];
-    out.data[p] = s / static_cast<float>(hw);
+    out.data[p] = sum(in.data + p * hw, hw) / static_cast<float>(hw);
   }
 }
 
