@@ -11,5 +11,6 @@ int cmd_bench(const Args& args);      // nccl-tests-style collective benchmark
 int cmd_plot(const Args& args);       // charts from JSON records (gnuplot)
 int cmd_train(const Args& args);      // data-parallel training, Horovod-style (lib/train)
 int cmd_scale(const Args& args);      // the same training at several rank counts: scaling table and chart
+int cmd_converge(const Args& args);   // large-batch convergence configurations side by side
 
 }  // namespace scalelab::cli

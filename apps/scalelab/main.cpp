@@ -32,6 +32,7 @@ constexpr Command kCommands[] = {
     {"plot", scalelab::cli::cmd_plot, "charts (SVG and PNG, with gnuplot) from scalelab JSON records"},
     {"train", scalelab::cli::cmd_train, "data-parallel training on CPU ranks, Horovod-style (Keras progress, images/sec)"},
     {"scale", scalelab::cli::cmd_scale, "the same training at several rank counts: speed-up and scaling efficiency"},
+    {"converge", scalelab::cli::cmd_converge, "large-batch convergence: lr scaling, warm-up, LARS, LAMB side by side"},
 };
 
 void print_help() {

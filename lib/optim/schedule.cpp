@@ -106,6 +106,10 @@ LrSchedule::LrSchedule(ScheduleConfig config) : config_(std::move(config)) {
     throw_usage(fmt::format("--lr-end: {} must be between 0 and the peak lr {}", c.end_lr, peak_lr_));
   }
   start_lr_ = c.warmup_start_lr >= 0.0 ? c.warmup_start_lr : c.base_lr;
+  if ((c.warmup == WarmupKind::gradual || c.warmup == WarmupKind::constant) && !(start_lr_ > 0.0)) {
+    throw_usage(fmt::format("--warmup-start-lr: {} would make the first steps move nothing; start from a positive lr",
+                            start_lr_));
+  }
   total_steps_ = std::max(1L, std::lround(c.epochs * double(c.steps_per_epoch)));
   warmup_steps_ = c.warmup == WarmupKind::none ? 0 : std::lround(c.warmup_epochs * double(c.steps_per_epoch));
   warmup_steps_ = std::min(warmup_steps_, total_steps_);

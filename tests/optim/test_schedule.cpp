@@ -66,10 +66,10 @@ TEST(Schedule, GradualWarmupFromAnExplicitStartLr) {
   auto c = base_config();
   c.warmup = WarmupKind::gradual;
   c.warmup_epochs = 1;
-  c.warmup_start_lr = 0.0;
+  c.warmup_start_lr = 0.001;
   LrSchedule s(c);
-  EXPECT_DOUBLE_EQ(s.lr(0), 0.0);
-  EXPECT_NEAR(s.lr(25), 0.1 * 25 / 100, 1e-12);
+  EXPECT_DOUBLE_EQ(s.lr(0), 0.001);
+  EXPECT_NEAR(s.lr(25), 0.001 + (0.1 - 0.001) * 25 / 100, 1e-12);
 }
 
 TEST(Schedule, ConstantWarmupHoldsTheStartLrThenJumps) {
@@ -123,7 +123,7 @@ TEST(Schedule, CosineDecaysFromThePeakAfterWarmupToEndLr) {
   c.decay = DecayKind::cosine;
   c.warmup = WarmupKind::gradual;
   c.warmup_epochs = 2;
-  c.warmup_start_lr = 0.0;
+  c.warmup_start_lr = 0.01;
   c.end_lr = 0.001;
   LrSchedule s(c);
   const double span = 1000 - 200;
@@ -184,6 +184,11 @@ TEST(Schedule, BadInputsAreUsageErrors) {
   expect_usage_error(c, "milestone");
   c.step_epochs = {12};
   expect_usage_error(c, "outside");
+  c = base_config();
+  c.warmup = WarmupKind::gradual;
+  c.warmup_epochs = 1;
+  c.warmup_start_lr = 0.0;
+  expect_usage_error(c, "positive lr");
 }
 
 TEST(Schedule, UnknownNamesListTheValidOnes) {

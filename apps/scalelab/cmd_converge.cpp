@@ -1,0 +1,250 @@
+// `scalelab converge [options]`: the large-batch convergence lesson in one command. Trains each
+// configuration of converge_plan.h (baseline, naive large batch, linear scaling, + warm-up, sqrt
+// scaling, LARS, LAMB) for the same epochs with lib/train's Trainer, in this process, one after
+// another; prints each schedule before it runs, then the course's table, and writes the charts
+// and (--json) every record. `--from A.json,B.json` redraws table and charts from earlier runs.
+// Runs alone or under `scalelab run -np N -- converge ...` (emulated workers divide among ranks).
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "comm/factory.h"
+#include "commands.h"
+#include "converge_plan.h"
+#include "converge_report.h"
+#include "core/error.h"
+#include "core/results.h"
+#include "optim/factory.h"
+#include "train/sync_batchnorm.h"
+#include "train/trainer.h"
+
+namespace scalelab::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "scalelab converge [options]\n\n"
+    "Trains the same model for the same epochs in several configurations and compares them: a\n"
+    "small-batch baseline; a global batch --scale times larger with the same lr (naive); with the lr\n"
+    "scaled linearly (Goyal et al.), without and with gradual warm-up; with square-root scaling;\n"
+    "and LARS and LAMB at a batch --layerwise-scale times the baseline's. A large global batch is\n"
+    "made of emulated workers (global batch / --micro-batch), each a micro-batch whose gradient is\n"
+    "accumulated before the step, exactly as that many data-parallel ranks would average it.\n"
+    "Prints the table (final test accuracy and loss, gap to the baseline, time and epochs to\n"
+    "--target-accuracy) and writes charts of test accuracy and loss against epoch and time.\n"
+    "The scaling rules use the baseline batch (--base-batch) as reference: --lr is the lr there.\n\n"
+    "configurations: baseline, naive, linear, linear-warmup, sqrt, lars, lamb\n\n"
+    "examples:\n"
+    "  scalelab converge --json converge.json\n"
+    "  scalelab converge --configs baseline,naive,linear-warmup --epochs 3\n"
+    "  scalelab converge --from a.json,b.json --charts charts";
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+struct Parsed {
+  ConvergeSettings settings;
+  std::string json, charts, backend;
+  std::vector<std::string> from;
+  bool quiet = false, sync_batchnorm = false;
+};
+
+std::optional<Parsed> parse_converge(const Args& args) {
+  ConvergeSettings d;
+  po::options_description o("options");
+  o.add_options()
+      ("model", po::value<std::string>()->default_value(d.model), "model (scalelab train --help lists them)")
+      ("dataset", po::value<std::string>()->default_value(d.dataset), "fashion-mnist, synthetic, or a folder of IDX files")
+      ("data-dir", po::value<std::string>()->default_value(""), "folder of the Fashion-MNIST IDX files")
+      ("epochs", po::value<int>()->default_value(d.epochs), "epochs, the same for every configuration")
+      ("base-batch", po::value<long long>()->default_value(32), "global batch of the baseline (the scaling rules' reference)")
+      ("micro-batch", po::value<long long>()->default_value(0), "samples per emulated worker and backward pass (0: --base-batch)")
+      ("scale", po::value<int>()->default_value(d.scale), "large global batch = base batch x scale")
+      ("layerwise-scale", po::value<int>()->default_value(d.layerwise_scale), "LARS/LAMB global batch = base batch x this")
+      ("optimizer", po::value<std::string>()->default_value(d.optimizer), "optimizer of the non-layer-wise configurations")
+      ("lr", po::value<double>()->default_value(d.lr), "learning rate at the baseline batch")
+      ("momentum", po::value<float>()->default_value(d.momentum), "momentum (sgd, lars)")
+      ("weight-decay", po::value<float>()->default_value(d.weight_decay), "weight decay (not on biases and norms for LARS/LAMB)")
+      ("warmup", po::value<std::string>()->default_value("gradual"), "warm-up of linear-warmup and sqrt: gradual, constant, horovod")
+      ("warmup-epochs", po::value<double>()->default_value(d.warmup_epochs), "warm-up length in epochs (may be fractional)")
+      ("lr-schedule", po::value<std::string>()->default_value("cosine"), "decay for every configuration: constant, step, cosine, polynomial")
+      ("lr-steps", po::value<std::string>()->default_value(""), "step decay milestones in epochs, e.g. 3,4")
+      ("lr-gamma", po::value<double>()->default_value(d.step_gamma), "step decay factor")
+      ("lr-power", po::value<double>()->default_value(d.poly_power), "polynomial decay power")
+      ("lars-lr", po::value<double>()->default_value(d.lars_lr), "LARS learning rate (before its trust ratios)")
+      ("lars-eta", po::value<float>()->default_value(d.lars_eta), "LARS trust coefficient")
+      ("lamb-lr", po::value<double>()->default_value(d.lamb_lr), "LAMB learning rate")
+      ("configs", po::value<std::string>()->default_value(""), "comma-separated configurations to run (default: all)")
+      ("target-accuracy", po::value<double>()->default_value(d.target_accuracy), "test accuracy whose time to reach is reported")
+      ("seed", po::value<long long>()->default_value(42), "seed for every configuration")
+      ("threads", po::value<int>()->default_value(1), "compute threads per rank")
+      ("max-steps", po::value<long long>()->default_value(0), "cap on steps per epoch, for quick runs (0: whole epochs)")
+      ("sync-batchnorm", po::bool_switch(), "allreduce BatchNorm statistics across ranks (SyncBatchNorm)")
+      ("json", po::value<std::string>()->default_value(""), "write every record here (rank 0; rewritten after each configuration)")
+      ("charts", po::value<std::string>()->default_value("converge-charts"), "folder for the charts (SVG, PNG, .dat, .gp); '' for none")
+      ("from", po::value<std::string>()->default_value(""), "comma-separated converge JSON files: table and charts only, no training")
+      ("backend", po::value<std::string>()->default_value("mpi"), "communicator backend")
+      ("quiet", po::bool_switch(), "no progress lines");
+  auto vm = parse(args, kUsage, o);
+  if (!vm) return std::nullopt;
+  Parsed p;
+  ConvergeSettings& s = p.settings;
+  auto positive = [&](const char* name) {
+    const long long v = (*vm)[name].as<long long>();
+    if (v < 0) usage_error(args, fmt::format("--{} {}: must not be negative", name, v));
+    return static_cast<std::size_t>(v);
+  };
+  s.model = (*vm)["model"].as<std::string>();
+  s.dataset = (*vm)["dataset"].as<std::string>();
+  s.data_dir = (*vm)["data-dir"].as<std::string>();
+  s.epochs = (*vm)["epochs"].as<int>();
+  s.base_batch = positive("base-batch");
+  s.micro_batch = positive("micro-batch");
+  s.scale = (*vm)["scale"].as<int>();
+  s.layerwise_scale = (*vm)["layerwise-scale"].as<int>();
+  s.optimizer = (*vm)["optimizer"].as<std::string>();
+  s.lr = (*vm)["lr"].as<double>();
+  s.momentum = (*vm)["momentum"].as<float>();
+  s.weight_decay = (*vm)["weight-decay"].as<float>();
+  s.warmup = optim::parse_warmup_kind((*vm)["warmup"].as<std::string>(), "--warmup");
+  if (s.warmup == optim::WarmupKind::none) usage_error(args, "--warmup none: the warm-up configurations need one; use gradual, constant or horovod");
+  s.warmup_epochs = (*vm)["warmup-epochs"].as<double>();
+  s.decay = optim::parse_decay_kind((*vm)["lr-schedule"].as<std::string>(), "--lr-schedule");
+  for (const auto& m : split_list((*vm)["lr-steps"].as<std::string>())) {
+    try {
+      s.step_epochs.push_back(std::stod(m));
+    } catch (const std::exception&) {
+      usage_error(args, "--lr-steps " + m + ": not a number of epochs");
+    }
+  }
+  s.step_gamma = (*vm)["lr-gamma"].as<double>();
+  s.poly_power = (*vm)["lr-power"].as<double>();
+  s.lars_lr = (*vm)["lars-lr"].as<double>();
+  s.lars_eta = (*vm)["lars-eta"].as<float>();
+  s.lamb_lr = (*vm)["lamb-lr"].as<double>();
+  s.configs = split_list((*vm)["configs"].as<std::string>());
+  s.target_accuracy = (*vm)["target-accuracy"].as<double>();
+  s.seed = positive("seed");
+  s.threads = (*vm)["threads"].as<int>();
+  if (s.threads < 1) usage_error(args, "--threads: at least one thread");
+  s.max_steps = positive("max-steps");
+  p.sync_batchnorm = (*vm)["sync-batchnorm"].as<bool>();
+  p.json = (*vm)["json"].as<std::string>();
+  p.charts = (*vm)["charts"].as<std::string>();
+  p.from = split_list((*vm)["from"].as<std::string>());
+  p.backend = (*vm)["backend"].as<std::string>();
+  p.quiet = (*vm)["quiet"].as<bool>();
+  return p;
+}
+
+nlohmann::json settings_json(const ConvergeSettings& s) {
+  return {{"model", s.model}, {"dataset", s.dataset}, {"epochs", s.epochs}, {"base_batch", s.base_batch},
+          {"micro_batch", s.micro_batch ? s.micro_batch : s.base_batch}, {"scale", s.scale},
+          {"layerwise_scale", s.layerwise_scale}, {"optimizer", s.optimizer}, {"lr", s.lr},
+          {"reference_batch", s.base_batch}, {"momentum", s.momentum}, {"weight_decay", s.weight_decay},
+          {"warmup", optim::to_string(s.warmup)}, {"warmup_epochs", s.warmup_epochs},
+          {"lr_schedule", optim::to_string(s.decay)}, {"lars_lr", s.lars_lr}, {"lars_eta", s.lars_eta},
+          {"lamb_lr", s.lamb_lr}, {"seed", s.seed}, {"threads", s.threads}, {"max_steps", s.max_steps},
+          {"target_accuracy", s.target_accuracy}};
+}
+
+void report(const nlohmann::json& records, double target, const std::string& charts) {
+  std::cout << "\n";
+  print_converge_table(std::cout, records, target);
+  if (!charts.empty()) {
+    for (const auto& svg : write_converge_charts(records, charts)) std::cout << "chart: " << svg << " (and .png)\n";
+  }
+}
+
+int from_files(const Parsed& p, const Args& args) {
+  nlohmann::json records = nlohmann::json::array();
+  double target = p.settings.target_accuracy;
+  for (const auto& f : p.from) {
+    const nlohmann::json doc = read_json_file(f);
+    if (doc.value("schema", "") != "scalelab.converge") {
+      throw_input(f + ": not a scalelab converge record (schema '" + doc.value("schema", "") + "'); write one with --json");
+    }
+    target = doc["settings"].value("target_accuracy", target);
+    for (const auto& r : doc["configurations"]) records.push_back(r);
+  }
+  report(records, target, p.charts);
+  if (!p.json.empty()) {
+    nlohmann::json doc = make_envelope("converge", 1, args.full);
+    doc["from"] = p.from;
+    doc["settings"] = {{"target_accuracy", target}};
+    doc["configurations"] = records;
+    doc["complete"] = true;
+    write_json_file(p.json, doc);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cmd_converge(const Args& args) {
+  const auto parsed = parse_converge(args);
+  if (!parsed) return 0;
+  if (!parsed->from.empty()) return from_files(*parsed, args);
+  const ConvergeSettings& s = parsed->settings;
+  (void)make_converge_plan(s, 1);  // bad settings fail here, in one line, before MPI starts
+  auto comm = comm::make_communicator(parsed->backend);
+  const std::vector<ConvergeRun> runs = make_converge_plan(s, comm->size());
+  const bool rank0 = comm->rank() == 0;
+  nlohmann::json doc = make_envelope("converge", 1, args.full);
+  doc["settings"] = settings_json(s);
+  doc["ranks"] = comm->size();
+  doc["configurations"] = nlohmann::json::array();
+  doc["complete"] = false;
+  if (rank0 && !parsed->json.empty()) write_json_file(parsed->json, doc);  // an unwritable path fails now
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const ConvergeRun& run = runs[i];
+    train::TrainConfig c;
+    c.model = s.model;
+    c.dataset.name = s.dataset;
+    c.dataset.data_dir = s.data_dir;
+    c.dataset.seed = s.seed;
+    c.epochs = s.epochs;
+    c.batch_size = run.micro_batch;
+    c.backward_passes_per_step = run.workers / comm->size();
+    c.optimizer = run.optimizer;
+    c.optimizer_options = run.optimizer_options;
+    c.lr = run.schedule.base_lr;
+    c.threads = s.threads;
+    c.max_steps = s.max_steps;
+    c.seed = s.seed;
+    c.verbose = !parsed->quiet;
+    train::Trainer trainer(c, *comm);
+    if (parsed->sync_batchnorm) train::enable_sync_batchnorm(trainer.model(), *comm);
+    optim::ScheduleConfig sc = run.schedule;
+    sc.steps_per_epoch = static_cast<long>(trainer.steps_per_epoch());
+    const optim::LrSchedule schedule(sc);
+    trainer.set_lr_schedule([&schedule](long step) { return schedule.lr(step); });
+    if (rank0 && !parsed->quiet) {
+      std::cout << fmt::format("\n=== [{}/{}] {}: {}; {} emulated workers x micro-batch {} ({} per rank)\n", i + 1,
+                               runs.size(), run.name, run.description, run.workers, run.micro_batch,
+                               c.backward_passes_per_step)
+                << std::flush;
+    }
+    trainer.add_preamble(schedule.table());
+    const train::TrainResult result = trainer.run();
+    doc["configurations"].push_back(converge_record(run, schedule, c, result, s.target_accuracy));
+    if (rank0 && !parsed->json.empty()) write_json_file(parsed->json, doc);
+  }
+  doc["complete"] = true;
+  if (rank0) {
+    if (!parsed->json.empty()) write_json_file(parsed->json, doc);
+    report(doc["configurations"], s.target_accuracy, parsed->charts);
+  }
+  return 0;
+}
+
+}  // namespace scalelab::cli

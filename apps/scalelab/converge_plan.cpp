@@ -1,0 +1,136 @@
+// Building and checking the configurations of `scalelab converge` (see converge_plan.h).
+#include "converge_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "optim/factory.h"
+
+namespace scalelab::cli {
+
+const std::vector<std::string>& converge_config_names() {
+  static const std::vector<std::string> names = {"baseline", "naive", "linear", "linear-warmup", "sqrt", "lars", "lamb"};
+  return names;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+optim::ScheduleConfig base_schedule(const ConvergeSettings& s, double lr, std::size_t global_batch) {
+  optim::ScheduleConfig c;
+  c.base_lr = lr;
+  c.reference_batch = static_cast<int>(s.base_batch);
+  c.global_batch = static_cast<int>(global_batch);
+  c.decay = s.decay;
+  c.step_epochs = s.step_epochs;
+  c.step_gamma = s.step_gamma;
+  c.poly_power = s.poly_power;
+  c.epochs = s.epochs;
+  c.steps_per_epoch = 1;  // until the trainer knows
+  return c;
+}
+
+ConvergeRun make_run(const ConvergeSettings& s, const std::string& name) {
+  ConvergeRun r;
+  r.name = name;
+  r.optimizer = s.optimizer;
+  r.optimizer_options.momentum = s.momentum;
+  r.optimizer_options.weight_decay = s.weight_decay;
+  const std::size_t large = s.base_batch * static_cast<std::size_t>(s.scale);
+  const std::size_t larger = s.base_batch * static_cast<std::size_t>(s.layerwise_scale);
+  const std::string warm = fmt::format("{:g}-epoch {} warm-up", s.warmup_epochs, optim::to_string(s.warmup));
+  if (name == "baseline") {
+    r.global_batch = s.base_batch;
+    r.schedule = base_schedule(s, s.lr, r.global_batch);
+    r.description = fmt::format("batch {}, lr {:g}", r.global_batch, s.lr);
+  } else if (name == "naive" || name == "linear" || name == "linear-warmup" || name == "sqrt") {
+    r.global_batch = large;
+    r.schedule = base_schedule(s, s.lr, r.global_batch);
+    if (name == "naive") {
+      r.description = fmt::format("batch {} (x{}), same lr {:g}", large, s.scale, s.lr);
+    } else {
+      r.schedule.scaling = name == "sqrt" ? optim::ScalingRule::sqrt : optim::ScalingRule::linear;
+      if (name != "linear") {
+        r.schedule.warmup = s.warmup;
+        r.schedule.warmup_epochs = s.warmup_epochs;
+        r.schedule.workers = static_cast<int>(large / (s.micro_batch ? s.micro_batch : s.base_batch));
+      }
+      r.description = fmt::format("batch {}, lr x{}{}", large,
+                                  name == "sqrt" ? fmt::format("{:.3g} (sqrt)", std::sqrt(double(s.scale)))
+                                                 : std::to_string(s.scale),
+                                  name == "linear" ? ", no warm-up" : ", " + warm);
+    }
+  } else {  // lars, lamb
+    r.global_batch = larger;
+    r.optimizer = name;
+    const double lr = name == "lars" ? s.lars_lr : s.lamb_lr;
+    r.optimizer_options.trust_coefficient = s.lars_eta;
+    r.optimizer_options.eps = 1e-6f;  // LAMB's usual epsilon
+    r.schedule = base_schedule(s, lr, r.global_batch);
+    r.schedule.warmup = optim::WarmupKind::gradual;
+    r.schedule.warmup_epochs = s.warmup_epochs;
+    // Warm-up from the lr scaled down to the baseline batch, as Goyal et al. start from the
+    // baseline's lr.
+    r.schedule.warmup_start_lr = lr / s.layerwise_scale;
+    r.description = fmt::format("batch {} (x{}), {} lr {:g}, {:g}-epoch warm-up from lr/{}", larger, s.layerwise_scale,
+                                name == "lars" ? "LARS" : "LAMB", lr, s.warmup_epochs, s.layerwise_scale);
+  }
+  r.micro_batch = s.micro_batch ? s.micro_batch : s.base_batch;
+  return r;
+}
+
+}  // namespace
+
+std::vector<ConvergeRun> make_converge_plan(const ConvergeSettings& s, int ranks) {
+  const auto& names = converge_config_names();
+  for (const auto& c : s.configs) {
+    if (std::find(names.begin(), names.end(), c) == names.end()) {
+      throw_usage(fmt::format("--configs {}: unknown configuration; use some of {}", c, join(names)));
+    }
+  }
+  const auto optimizers = optim::optimizer_names();
+  if (std::find(optimizers.begin(), optimizers.end(), s.optimizer) == optimizers.end()) {
+    throw_usage(fmt::format("--optimizer {}: unknown optimizer; use one of {}", s.optimizer, join(optimizers)));
+  }
+  if (s.epochs < 1) throw_usage(fmt::format("--epochs {}: train at least one epoch", s.epochs));
+  if (s.base_batch == 0) throw_usage("--base-batch 0: a batch needs at least one sample");
+  if (s.scale < 1 || s.layerwise_scale < 1) throw_usage("--scale and --layerwise-scale must be at least 1");
+  for (auto [flag, lr] : {std::pair{"--lr", s.lr}, std::pair{"--lars-lr", s.lars_lr}, std::pair{"--lamb-lr", s.lamb_lr}}) {
+    if (!(lr > 0.0) || !std::isfinite(lr)) {
+      throw_usage(fmt::format("{} {:g}: a learning rate must be a positive number", flag, lr));
+    }
+  }
+  if (!(s.target_accuracy > 0.0 && s.target_accuracy <= 1.0)) {
+    throw_usage(fmt::format("--target-accuracy {:g}: give a fraction in (0, 1], e.g. 0.85", s.target_accuracy));
+  }
+  std::vector<ConvergeRun> runs;
+  for (const auto& name : names) {
+    if (!s.configs.empty() && std::find(s.configs.begin(), s.configs.end(), name) == s.configs.end()) continue;
+    ConvergeRun r = make_run(s, name);
+    if (r.global_batch % r.micro_batch != 0) {
+      throw_usage(fmt::format("--micro-batch {}: the {} global batch of {} does not divide among emulated workers "
+                              "of {} samples each; use a micro-batch that divides it",
+                              r.micro_batch, name, r.global_batch, r.micro_batch));
+    }
+    r.workers = static_cast<int>(r.global_batch / r.micro_batch);
+    if (r.workers % ranks != 0) {
+      throw_usage(fmt::format("{}: {} emulated workers (global batch {} / micro-batch {}) do not divide among {} ranks; "
+                              "run with a rank count that divides {}",
+                              name, r.workers, r.global_batch, r.micro_batch, ranks, r.workers));
+    }
+    // Validates the schedule now (warm-up longer than training, bad milestones), before any data loads.
+    (void)optim::LrSchedule(r.schedule);
+    runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
+}  // namespace scalelab::cli

@@ -1,0 +1,35 @@
+// What `scalelab converge` reports about its configurations, from their JSON records (so that
+// `--from` can redraw the table and charts from earlier runs without training again):
+//   - one record per configuration: settings, schedule, per-epoch records, final test accuracy
+//     and loss, training time, and the epoch and training time at which test accuracy first
+//     reached the target (null if never): time to accuracy, not images/sec, is what counts;
+//   - the course's table, with each configuration's gap to the baseline in points;
+//   - charts of test accuracy and test loss against epoch and against training time (SVG+PNG).
+// Training time is the sum of the epochs' training seconds (test evaluation excluded), measured
+// on this machine, where emulated workers run one after another.
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "converge_plan.h"
+#include "optim/schedule.h"
+#include "train/trainer.h"
+
+namespace scalelab::cli {
+
+// The record of one finished configuration (docs/results-schema.md, "scalelab.converge").
+[[nodiscard]] nlohmann::json converge_record(const ConvergeRun& run, const optim::LrSchedule& schedule,
+                                             const train::TrainConfig& config, const train::TrainResult& result,
+                                             double target_accuracy);
+
+// Prints the table of `records` (an array of converge_record()s). The gap column is against the
+// record named "baseline" when present.
+void print_converge_table(std::ostream& out, const nlohmann::json& records, double target_accuracy);
+
+// Writes <dir>/converge_{accuracy,loss}_{epoch,time}.{dat,gp,svg,png}; returns the SVG paths.
+std::vector<std::string> write_converge_charts(const nlohmann::json& records, const std::string& dir);
+
+}  // namespace scalelab::cli
