@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "nn/blas.h"
+#include "nn/compute.h"
 #include "nn/reduce.h"
 
 namespace scalelab::nn {
@@ -50,11 +51,23 @@ std::size_t Conv2D::chunk_images(const ConvGeometry& g) const {
   return std::max<std::size_t>(1, kChunkBytes / std::max<std::size_t>(per_image, 1));
 }
 
-void Conv2D::reserve(const Shape& in_shape, std::size_t max_batch) {
-  ConvGeometry g = geometry(in_shape);
-  std::size_t ncols = std::min(max_batch, chunk_images(g)) * g.out_h() * g.out_w();
-  cols_.resize(Shape{g.rows(), ncols});
-  scratch_.resize(Shape{o_.filters, ncols});
+void Conv2D::reserve(const Shape& in_shape, std::size_t max_batch) { ensure_workspaces(in_shape, max_batch); }
+
+void Conv2D::ensure_workspaces(const Shape& in_shape, std::size_t max_batch) {
+  const ConvGeometry g = geometry(in_shape);
+  const std::size_t ncols = std::min(max_batch, chunk_images(g)) * g.out_h() * g.out_w();
+  const auto threads = static_cast<std::size_t>(compute_threads());
+  if (ws_.size() >= threads && ws_cols_ >= ncols) return;
+  ws_.resize(std::max(ws_.size(), threads));
+  for (std::size_t w = 0; w < ws_.size(); ++w) {
+    ws_[w].cols.resize(Shape{g.rows(), ncols});
+    ws_[w].scratch.resize(Shape{o_.filters, ncols});
+    if (w > 0) {
+      ws_[w].dw.resize(Shape{o_.filters * g.rows()});
+      ws_[w].db.resize(Shape{o_.filters});
+    }
+  }
+  ws_cols_ = ncols;
 }
 
 std::size_t Conv2D::parameter_count() const {
@@ -68,64 +81,89 @@ FlopCount Conv2D::flops(const Shape& in) const {
 }
 
 void Conv2D::forward(ConstTensorView in, TensorView out, bool /*training*/) {
-  const std::size_t batch = in.batch();
   const ConvGeometry g = geometry(in.shape.without_batch());
-  const std::size_t plane = g.out_h() * g.out_w(), k = g.rows(), chunk = chunk_images(g);
+  const std::size_t batch = in.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
+  ensure_workspaces(in.shape.without_batch(), batch);
+  parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
+    for (std::size_t c = c0; c < c1; ++c) forward_chunk(g, in, out, c * chunk, std::min(chunk, batch - c * chunk), w);
+  });
+}
+
+void Conv2D::forward_chunk(const ConvGeometry& g, ConstTensorView in, TensorView out, std::size_t b0, std::size_t n,
+                           std::size_t worker) {
+  const std::size_t plane = g.out_h() * g.out_w(), k = g.rows(), ncols = n * plane;
   const std::size_t in_image = g.channels * g.height * g.width, out_image = o_.filters * plane;
   const float* bias = o_.bias ? params_->value(b_) : nullptr;
   const bool relu = o_.activation == Activation::relu;
-  for (std::size_t b0 = 0; b0 < batch; b0 += chunk) {
-    const std::size_t n = std::min(chunk, batch - b0), ncols = n * plane;
-    im2col(g, n, in.data + b0 * in_image, cols_.data());
-    // With one image the product's (filters, plane) layout is already NCHW: write it in place.
-    float* y = n == 1 ? out.data + b0 * out_image : scratch_.data();
-    sgemm(false, false, static_cast<int>(o_.filters), static_cast<int>(ncols), static_cast<int>(k), 1.0f,
-          params_->value(w_), static_cast<int>(k), cols_.data(), static_cast<int>(ncols), 0.0f, y,
-          static_cast<int>(ncols));
-    // Epilogue: (filters, n, plane) -> (n, filters, plane) with bias and activation.
-    for (std::size_t b = 0; b < n; ++b)
-      for (std::size_t f = 0; f < o_.filters; ++f) {
-        const float* src = y + f * ncols + b * plane;
-        float* dst = out.data + (b0 + b) * out_image + f * plane;
-        const float bf = bias ? bias[f] : 0.0f;
-        if (relu) {
-          for (std::size_t p = 0; p < plane; ++p) dst[p] = std::max(src[p] + bf, 0.0f);
-        } else {
-          for (std::size_t p = 0; p < plane; ++p) dst[p] = src[p] + bf;
-        }
+  Workspace& ws = ws_[worker];
+  im2col(g, n, in.data + b0 * in_image, ws.cols.data());
+  // With one image the product's (filters, plane) layout is already NCHW: write it in place.
+  float* y = n == 1 ? out.data + b0 * out_image : ws.scratch.data();
+  sgemm(false, false, static_cast<int>(o_.filters), static_cast<int>(ncols), static_cast<int>(k), 1.0f,
+        params_->value(w_), static_cast<int>(k), ws.cols.data(), static_cast<int>(ncols), 0.0f, y,
+        static_cast<int>(ncols));
+  // Epilogue: (filters, n, plane) -> (n, filters, plane) with bias and activation.
+  for (std::size_t b = 0; b < n; ++b)
+    for (std::size_t f = 0; f < o_.filters; ++f) {
+      const float* src = y + f * ncols + b * plane;
+      float* dst = out.data + (b0 + b) * out_image + f * plane;
+      const float bf = bias ? bias[f] : 0.0f;
+      if (relu) {
+        for (std::size_t p = 0; p < plane; ++p) dst[p] = std::max(src[p] + bf, 0.0f);
+      } else {
+        for (std::size_t p = 0; p < plane; ++p) dst[p] = src[p] + bf;
       }
-  }
+    }
 }
 
 void Conv2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) {
-  const std::size_t batch = in.batch();
   const ConvGeometry g = geometry(in.shape.without_batch());
-  const std::size_t plane = g.out_h() * g.out_w(), k = g.rows(), chunk = chunk_images(g);
-  const std::size_t in_image = g.channels * g.height * g.width, out_image = o_.filters * plane;
-  float* db = o_.bias ? params_->grad(b_) : nullptr;
-  for (std::size_t b0 = 0; b0 < batch; b0 += chunk) {
-    const std::size_t n = std::min(chunk, batch - b0), ncols = n * plane;
-    // dZ in the product's layout (filters, n*plane), masked by the activation; bias gradient.
-    float* dz = scratch_.data();
-    for (std::size_t b = 0; b < n; ++b)
-      for (std::size_t f = 0; f < o_.filters; ++f) {
-        const std::size_t at = (b0 + b) * out_image + f * plane;
-        float* dst = dz + f * ncols + b * plane;
-        activation_backward(o_.activation, out.data + at, dout.data + at, dst, plane);
-        if (db) db[f] += sum(dst, plane);
-      }
-    // dW += dZ cols^T: (filters x ncols) by (ncols x K), with the chunk's columns recomputed.
-    im2col(g, n, in.data + b0 * in_image, cols_.data());
-    sgemm(false, true, static_cast<int>(o_.filters), static_cast<int>(k), static_cast<int>(ncols), 1.0f, dz,
-          static_cast<int>(ncols), cols_.data(), static_cast<int>(ncols), 1.0f, params_->grad(w_),
-          static_cast<int>(k));
-    if (din.empty()) continue;
-    // dcols = W^T dZ (K x ncols), written over the columns (used above), then col2im.
-    sgemm(true, false, static_cast<int>(k), static_cast<int>(ncols), static_cast<int>(o_.filters), 1.0f,
-          params_->value(w_), static_cast<int>(k), dz, static_cast<int>(ncols), 0.0f, cols_.data(),
-          static_cast<int>(ncols));
-    col2im(g, n, cols_.data(), din.data + b0 * in_image);
+  const std::size_t batch = in.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
+  ensure_workspaces(in.shape.without_batch(), batch);
+  const std::size_t nw = o_.filters * g.rows();
+  parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
+    if (w > 0) {  // other threads accumulate apart; thread 0 straight into the parameters' gradients
+      ws_[w].dw.fill(0.0f);
+      ws_[w].db.fill(0.0f);
+    }
+    for (std::size_t c = c0; c < c1; ++c)
+      backward_chunk(g, in, out, dout, din, c * chunk, std::min(chunk, batch - c * chunk), w);
+  });
+  const std::size_t used = std::min<std::size_t>(static_cast<std::size_t>(compute_threads()), chunks);
+  for (std::size_t w = 1; w < used; ++w) {
+    float* dw = params_->grad(w_);
+    for (std::size_t i = 0; i < nw; ++i) dw[i] += ws_[w].dw.data()[i];
+    if (o_.bias)
+      for (std::size_t f = 0; f < o_.filters; ++f) params_->grad(b_)[f] += ws_[w].db.data()[f];
   }
+}
+
+void Conv2D::backward_chunk(const ConvGeometry& g, ConstTensorView in, ConstTensorView out, ConstTensorView dout,
+                            TensorView din, std::size_t b0, std::size_t n, std::size_t worker) {
+  const std::size_t plane = g.out_h() * g.out_w(), k = g.rows(), ncols = n * plane;
+  const std::size_t in_image = g.channels * g.height * g.width, out_image = o_.filters * plane;
+  Workspace& ws = ws_[worker];
+  float* dw = worker == 0 ? params_->grad(w_) : ws.dw.data();
+  float* db = !o_.bias ? nullptr : worker == 0 ? params_->grad(b_) : ws.db.data();
+  // dZ in the product's layout (filters, n*plane), masked by the activation; bias gradient.
+  float* dz = ws.scratch.data();
+  for (std::size_t b = 0; b < n; ++b)
+    for (std::size_t f = 0; f < o_.filters; ++f) {
+      const std::size_t at = (b0 + b) * out_image + f * plane;
+      float* dst = dz + f * ncols + b * plane;
+      activation_backward(o_.activation, out.data + at, dout.data + at, dst, plane);
+      if (db) db[f] += sum(dst, plane);
+    }
+  // dW += dZ cols^T: (filters x ncols) by (ncols x K), with the chunk's columns recomputed.
+  im2col(g, n, in.data + b0 * in_image, ws.cols.data());
+  sgemm(false, true, static_cast<int>(o_.filters), static_cast<int>(k), static_cast<int>(ncols), 1.0f, dz,
+        static_cast<int>(ncols), ws.cols.data(), static_cast<int>(ncols), 1.0f, dw, static_cast<int>(k));
+  if (din.empty()) return;
+  // dcols = W^T dZ (K x ncols), written over the columns (used above), then col2im.
+  sgemm(true, false, static_cast<int>(k), static_cast<int>(ncols), static_cast<int>(o_.filters), 1.0f,
+        params_->value(w_), static_cast<int>(k), dz, static_cast<int>(ncols), 0.0f, ws.cols.data(),
+        static_cast<int>(ncols));
+  col2im(g, n, ws.cols.data(), din.data + b0 * in_image);
 }
 
 }  // namespace scalelab::nn

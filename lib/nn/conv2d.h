@@ -9,6 +9,8 @@
 // second layer) would go to memory and back five times per step, and memory bandwidth, not
 // arithmetic, would set the pace. Recomputing im2col in backward costs less than that traffic.
 #pragma once
+#include <vector>
+
 #include "nn/activation.h"
 #include "nn/im2col.h"
 #include "nn/init.h"
@@ -46,8 +48,20 @@ class Conv2D final : public Layer {
   std::size_t w_ = 0, b_ = 0;
   std::size_t in_channels_ = 0;
   [[nodiscard]] std::size_t chunk_images(const ConvGeometry& g) const;
-  Tensor cols_;     // im2col of one chunk; in backward also the chunk's input-gradient columns
-  Tensor scratch_;  // (filters x chunk*Ho*Wo): the product before the epilogue; dY in that layout
+  // Allocates the per-thread workspaces (once; again only if the thread count grows).
+  void ensure_workspaces(const Shape& in_shape, std::size_t max_batch);
+  void forward_chunk(const ConvGeometry& g, ConstTensorView in, TensorView out, std::size_t b0, std::size_t n,
+                     std::size_t worker);
+  void backward_chunk(const ConvGeometry& g, ConstTensorView in, ConstTensorView out, ConstTensorView dout,
+                      TensorView din, std::size_t b0, std::size_t n, std::size_t worker);
+  // One per compute thread: chunks of images are spread over threads (compute.h).
+  struct Workspace {
+    Tensor cols;     // im2col of one chunk; in backward also the chunk's input-gradient columns
+    Tensor scratch;  // (filters x chunk*Ho*Wo): the product before the epilogue; dY in that layout
+    Tensor dw, db;   // this thread's weight and bias gradients (thread 0 adds to the parameters')
+  };
+  std::vector<Workspace> ws_;
+  std::size_t ws_cols_ = 0;
 };
 
 }  // namespace scalelab::nn
