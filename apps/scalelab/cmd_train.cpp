@@ -74,7 +74,7 @@ std::optional<Parsed> parse_train(const Args& args) {
       ("batch-size", po::value<long long>()->default_value(128), "samples per rank per backward pass")
       ("lr", po::value<double>()->default_value(0.001), "learning rate (constant; scalelab converge schedules it)")
       ("optimizer", po::value<std::string>()->default_value("adam"), ("optimizer: " + join(optim::optimizer_names())).c_str())
-      ("momentum", po::value<float>()->default_value(0.9f), "momentum (sgd, lars)")
+      ("momentum", po::value<float>()->default_value(0.9f, "0.9"), "momentum (sgd, lars)")
       ("weight-decay", po::value<float>()->default_value(0.0f), "L2 weight decay")
       ("threads", po::value<int>()->default_value(1), "compute threads per rank")
       ("max-steps", po::value<long long>()->default_value(0), "cap on steps per epoch (0: the whole shard)")

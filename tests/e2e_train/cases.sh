@@ -39,8 +39,8 @@ case $CASE in
     "$FIXTURE" data2 64 16 && "$FIXTURE" other 65 16 && cp other/train-labels-idx1-ubyte.gz data2/
     expect_error 2 "64 images but .* 65 labels" -- "$SCALELAB" train --dataset data2 ;;
   more_ranks_than_samples)
-    "$FIXTURE" tiny 1 4 || fail "fixture"
-    expect_error 2 "more ranks (2) than training samples (1)" -- "$SCALELAB" run -np 2 -- train --dataset tiny ;;
+    "$FIXTURE" tiny 2 2 || fail "fixture"
+    expect_error 2 "more ranks (3) than training samples (2)" -- "$SCALELAB" run -np 3 -- train --dataset tiny ;;
   train_two_ranks)
     "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 2 --max-steps 20 --batch-size 32 \
         --json t.json --timeline tl.json --checkpoint ck.bin --algo ring --fusion-threshold 64K || fail "train"
