@@ -12,5 +12,8 @@ int cmd_plot(const Args& args);       // charts from JSON records (gnuplot)
 int cmd_train(const Args& args);      // data-parallel training, Horovod-style (lib/train)
 int cmd_scale(const Args& args);      // the same training at several rank counts: scaling table and chart
 int cmd_converge(const Args& args);   // large-batch convergence configurations side by side
+int cmd_topo(const Args& args);       // machine topology: nvidia-smi-style matrix, routes, best ring
+int cmd_predict(const Args& args);    // cost-model predictions of collectives, nccl-tests columns
+int cmd_calibrate(const Args& args);  // measure this machine for the cost model (2 ranks)
 
 }  // namespace scalelab::cli

@@ -33,6 +33,9 @@ constexpr Command kCommands[] = {
     {"train", scalelab::cli::cmd_train, "data-parallel training on CPU ranks, Horovod-style (Keras progress, images/sec)"},
     {"scale", scalelab::cli::cmd_scale, "the same training at several rank counts: speed-up and scaling efficiency"},
     {"converge", scalelab::cli::cmd_converge, "large-batch convergence: lr scaling, warm-up, LARS, LAMB side by side"},
+    {"topo", scalelab::cli::cmd_topo, "a machine's topology: link matrix, routes with bandwidth and latency, best ring"},
+    {"predict", scalelab::cli::cmd_predict, "predicted collective time and bandwidth on a machine (cost model)"},
+    {"calibrate", scalelab::cli::cmd_calibrate, "measure this machine (2 ranks) for the cost model's predictions"},
 };
 
 void print_help() {

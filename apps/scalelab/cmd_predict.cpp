@@ -1,0 +1,113 @@
+// `scalelab predict allreduce --machine dgx1 --gpus 8 -b 8 -e 512M -f 2`: the cost model's
+// predicted time, algbw and busbw per size in nccl-tests' columns, for GPUs of a catalog machine
+// (NCCL-like model over its topology) or CPU ranks of this machine (calibrated profile).
+// --algo picks an algorithm (default auto: the fastest, named per row). Reads model/predict.h.
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/sweep.h"
+#include "commands.h"
+#include "comm/types.h"
+#include "core/results.h"
+#include "core/size_parse.h"
+#include "model/predict.h"
+#include "model/profile.h"
+
+namespace scalelab::cli {
+
+namespace {
+
+using collectives::Collective;
+
+// Builds the predictor a command line asks for: GPUs of a machine, or CPU ranks of this one.
+model::Predictor make_predictor(const po::variables_map& vm, const Args& args, topo::Machine& m) {
+  const std::string p2p_text = vm["p2p"].as<std::string>();
+  if (p2p_text != "on" && p2p_text != "off") usage_error(args, "--p2p " + p2p_text + ": use on or off");
+  m = topo::resolve_machine(vm["machine"].as<std::string>());
+  if (m.gpus().empty()) {
+    const std::string path = vm.count("profile") ? vm["profile"].as<std::string>() : model::default_profile_path();
+    const int ranks = static_cast<int>(parse_int(vm["ranks"].as<std::string>(), "--ranks"));
+    if (ranks < 2) usage_error(args, "--ranks must be at least 2");
+    return model::Predictor(model::load_profile(path), ranks);
+  }
+  const auto sel = topo::select_gpus(m, vm["gpus"].as<std::string>());
+  return model::Predictor(m, sel, p2p_text == "on" ? topo::P2P::on : topo::P2P::off);
+}
+
+}  // namespace
+
+int cmd_predict(const Args& args) {
+  const std::string profile_help = "calibration profile for this machine (default " + model::default_profile_path() + ")";
+  po::options_description opts("scalelab predict options");
+  opts.add_options()
+      ("collective", po::value<std::string>()->default_value("allreduce"), "allreduce, broadcast, allgather or reduce-scatter")
+      ("machine,m", po::value<std::string>()->default_value("this"), "catalog name ('scalelab topo --list'), machine file, or 'this'")
+      ("gpus,g", po::value<std::string>()->default_value(""), "GPU count (8, or 64 across nodes) or positions (0,3); default one node's")
+      ("ranks", po::value<std::string>()->default_value("2"), "CPU ranks, for a machine without GPUs (this one)")
+      ("minbytes,b", po::value<std::string>()->default_value("8"), "smallest size")
+      ("maxbytes,e", po::value<std::string>()->default_value("512M"), "largest size")
+      ("stepfactor,f", po::value<std::string>()->default_value("2"), "multiply the size by this")
+      ("stepbytes,i", po::value<std::string>(), "or add this many bytes")
+      ("datatype,d", po::value<std::string>()->default_value("float"), "element type (for the count column)")
+      ("algo,a", po::value<std::string>()->default_value("auto"), "auto (the fastest), ring, tree, tree_pipelined, recursive_doubling, rabenseifner, naive, library, nvls")
+      ("protocol", po::value<std::string>(), "GPU: LL, LL128 or Simple (default: the fastest)")
+      ("p2p", po::value<std::string>()->default_value("on"), "GPU: on, or off (through host memory, NCCL_P2P_DISABLE=1)")
+      ("profile", po::value<std::string>(), profile_help.c_str())
+      ("json", po::value<std::string>(), "write the rows as JSON (schema scalelab.predict)");
+  po::positional_options_description pos;
+  pos.add("collective", 1);
+  const auto vm = parse(args, "scalelab predict <collective> [--machine NAME|FILE] [--gpus N|LIST] [-b -e -f] [--algo A] [--protocol P] [--p2p off] [--json FILE]", opts, &pos);
+  if (!vm) return 0;
+  const Collective c = collectives::parse_collective((*vm)["collective"].as<std::string>(), "collective");
+  const comm::DataType type = comm::parse_datatype((*vm)["datatype"].as<std::string>(), "-d/--datatype");
+  std::optional<topo::Protocol> proto;
+  if (vm->count("protocol")) {
+    proto = topo::parse_protocol((*vm)["protocol"].as<std::string>());
+    if (!proto) usage_error(args, "--protocol " + (*vm)["protocol"].as<std::string>() + ": use LL, LL128 or Simple");
+  }
+  bench::SweepSpec spec;
+  spec.min_bytes = parse_size((*vm)["minbytes"].as<std::string>(), "-b/--minbytes");
+  spec.max_bytes = parse_size((*vm)["maxbytes"].as<std::string>(), "-e/--maxbytes");
+  if (vm->count("stepbytes")) {
+    spec.step_factor = 1;
+    spec.step_bytes = parse_size((*vm)["stepbytes"].as<std::string>(), "-i/--stepbytes");
+  } else {
+    spec.step_factor = static_cast<std::uint64_t>(parse_int((*vm)["stepfactor"].as<std::string>(), "-f/--stepfactor"));
+  }
+  topo::Machine m;
+  const model::Predictor pr = make_predictor(*vm, args, m);
+  const std::string algo = (*vm)["algo"].as<std::string>();
+  const auto sizes = bench::size_sweep(spec, comm::size_of(type));
+
+  std::printf("# scalelab predict: %s on %s\n# model: %s\n# bottleneck: %s\n#\n", std::string(collectives::name_of(c)).c_str(),
+              pr.where().c_str(),
+              pr.on_gpus() ? "NCCL-like (latency + bytes / bandwidth) over the machine's topology (docs/cost-model.md)"
+                           : "alpha-beta-gamma with calibrated shared-memory costs (scalelab calibrate)",
+              pr.bottleneck().c_str());
+  std::printf("# %12s %12s %8s %6s %5s %12s %8s %8s  %-18s %s\n", "size", "count", "type", "redop", "root", "time(us)",
+              "algbw", "busbw", "algorithm", "modelled as");
+  nlohmann::json doc = make_envelope("predict", 1, args.full);
+  doc["collective"] = collectives::name_of(c);
+  doc["where"] = pr.where();
+  doc["bottleneck"] = pr.bottleneck();
+  doc["algorithm"] = algo;
+  doc["protocol"] = proto ? std::string(topo::name_of(*proto)) : "auto";
+  doc["rows"] = nlohmann::json::array();
+  const bool reduces = bench::has_reduction(c);
+  for (const auto size : sizes) {
+    const auto shape = bench::case_shape(c, size, comm::size_of(type), pr.ranks());
+    const auto x = pr.predict(c, algo, proto, static_cast<double>(shape.size_bytes));
+    std::printf("  %12llu %12llu %8s %6s %5s %12.2f %8.2f %8.2f  %-18s %s\n", static_cast<unsigned long long>(shape.size_bytes),
+                static_cast<unsigned long long>(shape.count), std::string(comm::name_of(type)).c_str(), reduces ? "sum" : "none",
+                bench::has_root(c) ? "0" : "-1", x.time_s * 1e6, x.algbw_GBps, x.busbw_GBps, x.algorithm.c_str(), x.detail.c_str());
+    doc["rows"].push_back({{"size_bytes", shape.size_bytes}, {"count", shape.count}, {"type", comm::name_of(type)},
+                           {"time_us", x.time_s * 1e6}, {"algbw_GBps", x.algbw_GBps}, {"busbw_GBps", x.busbw_GBps},
+                           {"algorithm", x.algorithm}, {"detail", x.detail}});
+  }
+  if (vm->count("json")) write_json_file((*vm)["json"].as<std::string>(), doc);
+  return 0;
+}
+
+}  // namespace scalelab::cli

@@ -1,0 +1,181 @@
+// Calibration measurements (see calibrate.h).
+#include "model/calibrate.h"
+
+#include <malloc.h>
+#include <mpi.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "comm/reduce.h"
+#include "core/error.h"
+#include "core/stats.h"
+#include "core/timer.h"
+
+namespace scalelab::model {
+
+namespace {
+
+constexpr std::size_t kPage = 4096;
+
+// A large region touched once up front, so every measurement reuses mapped pages.
+struct Region {
+  explicit Region(std::size_t bytes) : data(bytes) { std::memset(data.data(), 1, bytes); }
+  std::vector<unsigned char> data;
+  [[nodiscard]] unsigned char* at(std::size_t off) { return data.data() + off; }
+};
+
+// Median over `batches` of the slowest rank's time per call of `body(i)`.
+template <class Body>
+double timed(comm::Communicator& comm, int batches, int reps, Body body) {
+  std::vector<double> per_call;
+  body(0);  // warm up
+  for (int b = 0; b < batches; ++b) {
+    comm.barrier();
+    const double t0 = now_seconds();
+    for (int i = 0; i < reps; ++i) body(i);
+    double t = (now_seconds() - t0) / reps;
+    double slowest = 0;
+    comm.allreduce(&t, &slowest, 1, comm::DataType::f64, comm::ReduceOp::max);
+    per_call.push_back(slowest);
+  }
+  return median(per_call);
+}
+
+int reps_for(std::size_t bytes, bool quick) {
+  const double target = quick ? 2e6 : 64e6;  // bytes moved per batch
+  return static_cast<int>(std::clamp(target / static_cast<double>(std::max<std::size_t>(bytes, 1)), 1.0, quick ? 50.0 : 2000.0));
+}
+
+std::string mpi_library() {
+  char v[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(v, &len);
+  std::string s(v, static_cast<std::size_t>(len));
+  const auto comma = s.find(',');
+  return comma == std::string::npos ? s : s.substr(0, comma);
+}
+
+double llc_bytes() {
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  // Some VMs report the host's cache; cap at what lscpu-style sysfs says for this VM.
+  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index3/size");
+  std::string text;
+  if (in >> text && !text.empty()) {
+    double v = std::stod(text);
+    if (text.back() == 'K') v *= 1024;
+    if (text.back() == 'M') v *= 1024 * 1024;
+    return v;
+  }
+  return l3 > 0 ? static_cast<double>(l3) : 32.0 * 1024 * 1024;
+}
+
+}  // namespace
+
+Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
+  if (comm.size() != 2) {
+    throw_usage("scalelab calibrate: needs exactly 2 ranks (it measures one pair), got " + std::to_string(comm.size()) +
+                "; run 'scalelab run -np 2 -- calibrate'");
+  }
+  auto say = [&](const std::string& line) {
+    if (comm.rank() == 0 && o.progress) o.progress(line);
+  };
+  Profile p;
+  p.ranks = 2;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  p.host = host;
+  p.mpi_library = mpi_library();
+  p.llc_bytes = llc_bytes();
+  const int peer = 1 - comm.rank();
+  const std::size_t max_bytes = o.quick ? (4u << 20) : (64u << 20);
+  // Cold runs walk through a region of 4x the last-level cache (at least the largest size).
+  const std::size_t pool = std::max<std::size_t>(max_bytes, static_cast<std::size_t>(4 * p.llc_bytes));
+  Region a(pool), b(pool), out(pool);
+  const int batches = o.quick ? 3 : 7;
+
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = 8; s <= max_bytes; s *= (s < 4096 ? 8 : 2)) sizes.push_back(s);
+  auto offset = [&](std::size_t s, int i, bool cold) { return cold ? (static_cast<std::size_t>(i) * s) % (pool - s + 1) / kPage * kPage : 0; };
+
+  for (bool cold : {false, true}) {
+    SizeTable& msg = cold ? p.message_cold : p.message_hot;
+    SizeTable& red = cold ? p.reduce_cold : p.reduce_hot;
+    SizeTable& cpy = cold ? p.copy_cold : p.copy_hot;
+    for (std::size_t s : sizes) {
+      const int reps = reps_for(s, o.quick);
+      const double t_msg = timed(comm, batches, reps, [&](int i) {
+        const std::size_t off = offset(s, i, cold);
+        comm.sendrecv(a.at(off), s, peer, b.at(off), s, peer, 0x5ca1);
+      });
+      const std::size_t n = std::max<std::size_t>(1, s / 4);
+      const double t_red = timed(comm, batches, reps, [&](int i) {
+        const std::size_t off = offset(s, i, cold);
+        comm::reduce_to(out.at(off), a.at(off), b.at(off), n, comm::DataType::f32, comm::ReduceOp::sum);
+      });
+      const double t_cpy = timed(comm, batches, reps, [&](int i) {
+        const std::size_t off = offset(s, i, cold);
+        std::memcpy(out.at(off), a.at(off), s);
+      });
+      msg.bytes.push_back(static_cast<double>(s));
+      msg.seconds.push_back(t_msg);
+      red.bytes.push_back(static_cast<double>(s));
+      red.seconds.push_back(t_red);
+      cpy.bytes.push_back(static_cast<double>(s));
+      cpy.seconds.push_back(t_cpy);
+      char line[160];
+      std::snprintf(line, sizeof line, "%s %10zu B: exchange %9.2f us (%6.2f GB/s)  reduce %8.2f us  copy %8.2f us",
+                    cold ? "cold" : "hot ", s, t_msg * 1e6, static_cast<double>(s) / t_msg / 1e9, t_red * 1e6, t_cpy * 1e6);
+      say(line);
+    }
+  }
+
+  // First touch of fresh pages: map, touch one byte per page, unmap.
+  {
+    const std::size_t bytes = o.quick ? (8u << 20) : (64u << 20);
+    std::vector<double> per_page;
+    for (int r = 0; r < batches; ++r) {
+      void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED) throw_runtime("scalelab calibrate: mmap of " + std::to_string(bytes) + " bytes failed");
+      comm.barrier();
+      const double t0 = now_seconds();
+      for (std::size_t off = 0; off < bytes; off += kPage) static_cast<volatile unsigned char*>(m)[off] = 1;
+      double t = (now_seconds() - t0) / static_cast<double>(bytes / kPage), slowest = 0;
+      munmap(m, bytes);
+      comm.allreduce(&t, &slowest, 1, comm::DataType::f64, comm::ReduceOp::max);
+      per_page.push_back(slowest);
+    }
+    p.page_fault_s = median(per_page);
+    char line[120];
+    std::snprintf(line, sizeof line, "first touch of a fresh 4 KiB page: %.2f us", p.page_fault_s * 1e6);
+    say(line);
+  }
+
+  // The allocator: a temporary malloc'ed, filled and freed per call, against the same fill of
+  // reused memory. Where the first costs clearly more, the allocator hands out fresh pages.
+  for (std::size_t s = 1u << 20; s <= max_bytes; s *= 2) {
+    const int reps = o.quick ? 2 : 4;
+    const double t_fresh = timed(comm, batches, reps, [&](int) {
+      auto* m = static_cast<unsigned char*>(std::malloc(s));
+      if (m == nullptr) throw_runtime("scalelab calibrate: malloc failed");
+      std::memset(m, 1, s);
+      std::free(m);
+    });
+    const double t_reused = timed(comm, batches, reps, [&](int) { std::memset(a.at(0), 1, s); });
+    const bool fresh = t_fresh > 2.0 * t_reused;
+    char line[160];
+    std::snprintf(line, sizeof line, "temporary of %8zu KiB per call: %9.1f us (reused memory %8.1f us)%s", s >> 10,
+                  t_fresh * 1e6, t_reused * 1e6, fresh ? ": fresh pages every call" : "");
+    say(line);
+    if (fresh && p.mmap_threshold_bytes == 0) p.mmap_threshold_bytes = static_cast<double>(s);
+    if (fresh) p.fresh_alloc_s_per_byte = (t_fresh - t_reused) / static_cast<double>(s);
+  }
+  return p;
+}
+
+}  // namespace scalelab::model

@@ -1,0 +1,26 @@
+// Measuring this machine for the cost model (`scalelab calibrate`): run on 2 ranks, both ranks
+// measure at once (as they work at once inside a collective) and the slower rank's time counts.
+//   - point-to-point: one exchange (Communicator::sendrecv) of m bytes, 8 B .. 64 MiB;
+//   - local reduction out = a + b (comm::reduce_to, float32) and memory copy;
+//     each with buffers reused ("hot") and walking through a region larger than the last-level
+//     cache ("cold");
+//   - first touch of fresh pages, and the allocator: from which size a malloc'ed temporary
+//     comes back as fresh pages every time (glibc's mmap threshold), and what that costs per byte.
+// The result is a model::Profile (model/profile.h).
+#pragma once
+#include <functional>
+#include <string>
+
+#include "comm/communicator.h"
+#include "model/profile.h"
+
+namespace scalelab::model {
+
+struct CalibrateOptions {
+  bool quick = false;                      // fewer sizes and repetitions (tests, CI)
+  std::function<void(const std::string&)> progress;  // called on rank 0 with one line per measurement
+};
+
+[[nodiscard]] Profile calibrate(comm::Communicator& comm, const CalibrateOptions& options);
+
+}  // namespace scalelab::model

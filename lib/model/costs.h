@@ -1,0 +1,37 @@
+// What one rank pays for the primitives every collective algorithm is built from, the input of
+// model/formulas.h:
+//   message(m)  one exchange of m bytes with a peer (a send and a receive at once, as the ring
+//               and recursive doubling do; a lone send or receive costs the same here)
+//   reduce(m)   combining m bytes into the output (out = a + b)
+//   copy(m)     copying m bytes locally
+//   fresh(a, t) a temporary of a bytes allocated, t bytes of it touched, and freed, within the
+//               call: page faults when the allocator maps fresh pages for it; 0 when it reuses memory
+// AlphaBeta is the textbook model (Thakur, Rabenseifner, Gropp 2005): message = a + m b,
+// reduce = m g. The calibrated CPU model (model/profile.h) and the GPU route model (model/gpu.h)
+// implement the same interface, so each algorithm's formula exists once.
+#pragma once
+
+namespace scalelab::model {
+
+class Costs {
+ public:
+  virtual ~Costs() = default;
+  [[nodiscard]] virtual double message(double bytes) const = 0;  // seconds
+  [[nodiscard]] virtual double reduce(double bytes) const = 0;
+  [[nodiscard]] virtual double copy(double bytes) const = 0;
+  [[nodiscard]] virtual double fresh(double /*alloc_bytes*/, double /*touched_bytes*/) const { return 0.0; }
+};
+
+// a: seconds per message; b: seconds per byte moved; g: seconds per byte reduced; c: per byte copied.
+class AlphaBeta final : public Costs {
+ public:
+  AlphaBeta(double a, double b, double g, double c = 0.0) : a_(a), b_(b), g_(g), c_(c) {}
+  [[nodiscard]] double message(double bytes) const override { return a_ + bytes * b_; }
+  [[nodiscard]] double reduce(double bytes) const override { return bytes * g_; }
+  [[nodiscard]] double copy(double bytes) const override { return bytes * c_; }
+
+ private:
+  double a_, b_, g_, c_;
+};
+
+}  // namespace scalelab::model

@@ -1,0 +1,65 @@
+// Open MPI 4.1 allreduce decision and costs (see openmpi.h and docs/cost-model.md).
+#include "model/openmpi.h"
+
+#include "model/formulas.h"
+
+namespace scalelab::model {
+
+OmpiAllreduce openmpi_allreduce_choice(double b, int p) {
+  using A = OmpiAllreduce;
+  // ompi/mca/coll/tuned/coll_tuned_decision_fixed.c (v4.1), commutative branch.
+  if (p < 4) {
+    if (b < 8) return A::ring;
+    if (b < 4096) return A::recursive_doubling;
+    if (b < 8192) return A::ring;
+    if (b < 16384) return A::recursive_doubling;
+    if (b < 65536) return A::ring;
+    if (b < 262144) return A::segmented_ring;
+    return A::rabenseifner;
+  }
+  if (p < 8) return b < 16 ? A::ring : b < 8192 ? A::recursive_doubling : A::rabenseifner;
+  if (p < 16) return b < 8192 ? A::recursive_doubling : A::rabenseifner;
+  if (p < 32) return b < 64 ? A::segmented_ring : b < 4096 ? A::recursive_doubling : A::rabenseifner;
+  if (p < 64) return b < 128 ? A::segmented_ring : A::rabenseifner;
+  if (p < 128) return b < 262144 ? A::recursive_doubling : A::rabenseifner;
+  return b < 131072 ? A::nonoverlapping : A::rabenseifner;
+}
+
+std::string name_of(OmpiAllreduce a) {
+  switch (a) {
+    case OmpiAllreduce::basic_linear: return "basic_linear";
+    case OmpiAllreduce::nonoverlapping: return "nonoverlapping";
+    case OmpiAllreduce::recursive_doubling: return "recursive_doubling";
+    case OmpiAllreduce::ring: return "ring";
+    case OmpiAllreduce::segmented_ring: return "segmented_ring";
+    case OmpiAllreduce::rabenseifner: return "rabenseifner";
+  }
+  return "?";
+}
+
+double openmpi_allreduce(double n, int p, const Costs& c, bool in_place) {
+  if (p < 2 || n <= 0) return in_place ? 0.0 : c.copy(n);
+  const double copy_in = in_place ? 0.0 : c.copy(n);  // every algorithm starts rbuf = sbuf
+  switch (openmpi_allreduce_choice(n, p)) {
+    case OmpiAllreduce::recursive_doubling:
+      // One temporary of n bytes, filled by every step.
+      return copy_in + c.fresh(n, n) + recursive_doubling_allreduce(n, p, c);
+    case OmpiAllreduce::ring:
+    case OmpiAllreduce::segmented_ring: {
+      // Two receive buffers of one block each (one when p == 2); segmented ring with the
+      // default segment size 0 falls back to the plain ring.
+      const double block = n / p;
+      const double bufs = p > 2 ? 2.0 : 1.0;
+      return copy_in + bufs * c.fresh(block, block) + ring_allreduce(n, p, c);
+    }
+    case OmpiAllreduce::rabenseifner:
+      // A temporary of n bytes; the halving steps write n/2 + n/4 + ... of it.
+      return copy_in + c.fresh(n, n * (p - 1) / p) + rabenseifner_allreduce(n, p, c);
+    case OmpiAllreduce::nonoverlapping:
+    case OmpiAllreduce::basic_linear:
+      return copy_in + tree_allreduce(n, p, c);
+  }
+  return 0.0;
+}
+
+}  // namespace scalelab::model

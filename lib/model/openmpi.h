@@ -1,0 +1,21 @@
+// Open MPI's own MPI_Allreduce on CPU ranks, as the cost model sees it: which algorithm the
+// `tuned` component's fixed decision rules pick for a size and rank count (Open MPI 4.1,
+// coll_tuned_decision_fixed.c, commutative operations), and what that algorithm costs as Open
+// MPI implements it: the out-of-place copy of the input into the output first, and a temporary
+// buffer malloc'ed and freed on every call (above glibc's mmap threshold that means fresh pages,
+// page faults, every call: REFERENCE.md's 0.45 GB/s at 64 MiB).
+#pragma once
+#include <string>
+
+#include "model/costs.h"
+
+namespace scalelab::model {
+
+enum class OmpiAllreduce { basic_linear = 1, nonoverlapping = 2, recursive_doubling = 3, ring = 4, segmented_ring = 5, rabenseifner = 6 };
+
+[[nodiscard]] OmpiAllreduce openmpi_allreduce_choice(double bytes, int p);
+[[nodiscard]] std::string name_of(OmpiAllreduce a);  // "rabenseifner"
+// Time of one MPI_Allreduce of n bytes over p ranks.
+[[nodiscard]] double openmpi_allreduce(double n, int p, const Costs& c, bool in_place = false);
+
+}  // namespace scalelab::model

@@ -1,0 +1,175 @@
+// Predictor (see predict.h): dispatches each algorithm to its formula (model/formulas.h) with
+// the costs of the place it runs on.
+#include "model/predict.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+#include "model/formulas.h"
+#include "model/openmpi.h"
+
+namespace scalelab::model {
+
+namespace {
+
+using collectives::Collective;
+
+// Alpha-beta-gamma costs of GPU point-to-point algorithms: a Simple-protocol hop per message,
+// the slowest pair route for the bytes (contention ignored), reductions at memory speed.
+class GpuCosts final : public Costs {
+ public:
+  explicit GpuCosts(const GpuFabric& f)
+      : alpha_((f.nodes > 1 ? f.inter_lat_us[2] : f.intra_lat_us[2]) * 1e-6 + 8.4e-6 / 2),
+        beta_(1.0 / (std::max(f.pair_min_GBps, 1e-3) * 1e9)),
+        gamma_(3.0 / (std::max(f.gpu_mem_GBps, 1.0) * 1e9)) {}
+  [[nodiscard]] double message(double bytes) const override { return alpha_ + bytes * beta_; }
+  [[nodiscard]] double reduce(double bytes) const override { return bytes * gamma_; }
+  [[nodiscard]] double copy(double bytes) const override { return bytes * gamma_ * 2.0 / 3.0; }
+
+ private:
+  double alpha_, beta_, gamma_;
+};
+
+double footprint(Collective c, double n, int p) {
+  switch (c) {
+    case Collective::allreduce: return 2 * n;
+    case Collective::broadcast: return n;
+    case Collective::allgather:
+    case Collective::reduce_scatter: return n + n / p;
+  }
+  return n;
+}
+
+}  // namespace
+
+Predictor::Predictor(const topo::Machine& m, const topo::GpuSelection& sel, topo::P2P p2p)
+    : gpu_(build_fabric(m, sel, p2p)), ranks_(sel.total) {
+  bottleneck_ = gpu_->bottleneck;
+  where_ = m.name + ", " + std::to_string(sel.total) + " GPU" + (sel.total == 1 ? "" : "s") +
+           (sel.nodes > 1 ? " on " + std::to_string(sel.nodes) + " nodes" : "") + (p2p == topo::P2P::off ? ", P2P off" : "");
+}
+
+Predictor::Predictor(Profile profile, int ranks) : profile_(std::move(profile)), ranks_(ranks) {
+  where_ = "this machine, " + std::to_string(ranks) + " CPU ranks (calibrated on " + profile_->host + ")";
+  CpuCosts big(*profile_, 2.0 * (64 << 20));
+  char words[256];
+  std::snprintf(words, sizeof words,
+                "ranks exchange through shared memory: %.3g GB/s per direction for 64 MiB messages, %.3g us for 8 B",
+                (64.0 * (1 << 20)) / big.message(64.0 * (1 << 20)) / 1e9, CpuCosts(*profile_, 16).message(8) * 1e6);
+  bottleneck_ = words;
+}
+
+std::vector<std::string> Predictor::algorithms(Collective c) const {
+  std::vector<std::string> out{"auto"};
+  for (const auto& a : collectives::algorithm_names(c)) out.push_back(a);
+  if (gpu_ && c == Collective::allreduce) out.push_back("nvls");
+  return out;
+}
+
+double Predictor::cpu_time(Collective c, const std::string& a, double n, bool in_place, std::string& detail) const {
+  const int p = ranks_;
+  const CpuCosts costs(*profile_, footprint(c, n, p));
+  const Segments seg = implementation_segments();
+  detail = "calibrated " + a;
+  switch (c) {
+    case Collective::allreduce:
+      if (a == "ring") return ring_allreduce(n, p, costs, seg.ring_reduce_scatter);
+      if (a == "tree") return tree_allreduce(n, p, costs);
+      if (a == "tree_pipelined") return tree_allreduce(n, p, costs, seg.tree_pipelined);
+      if (a == "recursive_doubling") return recursive_doubling_allreduce(n, p, costs);
+      if (a == "rabenseifner") return rabenseifner_allreduce(n, p, costs);
+      if (a == "naive") return naive_allreduce(n, p, costs);
+      if (a == "library") {
+        detail = "Open MPI " + name_of(openmpi_allreduce_choice(n, p));
+        return openmpi_allreduce(n, p, costs, in_place);
+      }
+      break;
+    case Collective::broadcast:
+      if (a == "ring") return ring_broadcast(n, p, costs, seg.ring_reduce_scatter);
+      if (a == "tree") return tree_broadcast(n, p, costs);
+      if (a == "naive") return naive_broadcast(n, p, costs);
+      if (a == "library") { detail = "Open MPI (modelled as a binary tree)"; return tree_broadcast(n, p, costs); }
+      break;
+    case Collective::allgather:
+      if (a == "ring" || a == "library") return ring_allgather(n, p, costs);
+      if (a == "recursive_doubling") {
+        double t = 0, m = n / p;
+        for (int s = 1; s < p; s *= 2, m *= 2) t += costs.message(m);
+        return t;
+      }
+      break;
+    case Collective::reduce_scatter:
+      if (a == "ring" || a == "library") return ring_reduce_scatter(n, p, costs, a == "ring" ? seg.ring_reduce_scatter : 0);
+      break;
+  }
+  detail = "no model";
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+double Predictor::gpu_time(Collective c, const std::string& a, std::optional<topo::Protocol> proto, double n,
+                           std::string& detail) const {
+  const GpuFabric& f = *gpu_;
+  std::optional<NcclAlgo> na;
+  if (a == "ring") na = NcclAlgo::ring;
+  else if ((a == "tree" || a == "tree_pipelined") && f.nodes > 1) na = NcclAlgo::tree;
+  else if (a == "nvls") na = NcclAlgo::nvls;
+  if (na || a == "library") {
+    const NcclEstimate e = nccl_best(f, c, n, na, proto);
+    if (!e.available) {
+      detail = "not available here";
+      return std::numeric_limits<double>::quiet_NaN();
+    }
+    detail = "NCCL " + std::string(name_of(e.algo)) + ", " + std::string(topo::name_of(e.protocol));
+    return e.time_s;
+  }
+  const GpuCosts costs(f);
+  const int p = f.ranks;
+  detail = "alpha-beta over the slowest pair route";
+  if (c == Collective::allreduce) {
+    if (a == "recursive_doubling") return recursive_doubling_allreduce(n, p, costs);
+    if (a == "rabenseifner") return rabenseifner_allreduce(n, p, costs);
+    if (a == "naive") return naive_allreduce(n, p, costs);
+    if (a == "tree") return tree_allreduce(n, p, costs);
+    if (a == "tree_pipelined") return tree_allreduce(n, p, costs, implementation_segments().tree_pipelined);
+  }
+  if (c == Collective::broadcast && a == "naive") return naive_broadcast(n, p, costs);
+  if (c == Collective::allgather && a == "recursive_doubling") return ring_allgather(n, p, costs);
+  detail = "no model";
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+Prediction Predictor::predict(Collective c, const std::string& algorithm, std::optional<topo::Protocol> protocol,
+                              double bytes, bool in_place) const {
+  const auto names = algorithms(c);
+  if (std::find(names.begin(), names.end(), algorithm) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw_usage("--algo " + algorithm + ": not an algorithm for " + std::string(collectives::name_of(c)) + "; use one of " + list);
+  }
+  Prediction best;
+  best.time_s = std::numeric_limits<double>::infinity();
+  for (const auto& a : names) {
+    if (a == "auto" || (algorithm != "auto" && a != algorithm)) continue;
+    std::string detail;
+    const double t = gpu_ ? gpu_time(c, a, protocol, bytes, detail) : cpu_time(c, a, bytes, in_place, detail);
+    if (!(t >= 0)) {
+      if (algorithm != "auto") { best.algorithm = a; best.detail = detail; best.time_s = t; }
+      continue;
+    }
+    if (t < best.time_s) {
+      best.time_s = t;
+      best.algorithm = a;
+      best.detail = detail;
+    }
+  }
+  if (best.time_s > 0 && std::isfinite(best.time_s)) {
+    best.algbw_GBps = bytes / best.time_s / 1e9;
+    best.busbw_GBps = best.algbw_GBps * busbw_factor(c, ranks_);
+  }
+  return best;
+}
+
+}  // namespace scalelab::model

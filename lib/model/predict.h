@@ -1,0 +1,64 @@
+// The cost model's front door: predicted time, algbw and busbw of one collective call, on GPUs
+// of a machine (NCCL-like model over the topology: model/nccl.h) or on CPU ranks of this machine
+// (calibrated profile: model/profile.h, Open MPI's choices: model/openmpi.h), for each algorithm
+// of collectives/ ("ring", "tree", ..., "library") or "auto" (the fastest). `scalelab predict`,
+// `scalelab bench --predict`, Lab 3 and the step simulator all call this.
+//
+//   Predictor pr(machine, select_gpus(machine, "8"), topo::P2P::on);
+//   Prediction x = pr.predict(Collective::allreduce, "auto", std::nullopt, 64 << 20);
+//   x.busbw_GBps, x.algorithm ("library"), x.detail ("NCCL ring, Simple"), pr.bottleneck()
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/algorithm.h"
+#include "model/nccl.h"
+#include "model/profile.h"
+#include "topo/catalog.h"
+#include "topo/link.h"
+#include "topo/routes.h"
+
+namespace scalelab::model {
+
+struct Prediction {
+  double time_s = 0;
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+  std::string algorithm;  // what was asked, or the fastest for "auto"
+  std::string detail;     // how it was modelled: "NCCL ring, LL128", "Open MPI rabenseifner", "calibrated ring"
+};
+
+class Predictor {
+ public:
+  // GPUs of a (catalog or file) machine.
+  Predictor(const topo::Machine& m, const topo::GpuSelection& sel, topo::P2P p2p);
+  // CPU ranks of this machine, from a calibration profile.
+  Predictor(Profile profile, int ranks);
+
+  // `algorithm`: a name from collectives::algorithm_names(c), "auto", or (GPUs) "nvls".
+  // Unknown names are usage errors naming --algo and the valid names.
+  [[nodiscard]] Prediction predict(collectives::Collective c, const std::string& algorithm,
+                                   std::optional<topo::Protocol> protocol, double bytes, bool in_place = false) const;
+  // The algorithms predict() accepts for a collective ("auto" first).
+  [[nodiscard]] std::vector<std::string> algorithms(collectives::Collective c) const;
+  [[nodiscard]] int ranks() const { return ranks_; }
+  [[nodiscard]] bool on_gpus() const { return gpu_.has_value(); }
+  [[nodiscard]] const std::string& bottleneck() const { return bottleneck_; }
+  [[nodiscard]] const std::string& where() const { return where_; }
+  [[nodiscard]] const GpuFabric* fabric() const { return gpu_ ? &*gpu_ : nullptr; }
+
+ private:
+  [[nodiscard]] double cpu_time(collectives::Collective c, const std::string& algo, double n, bool in_place,
+                                std::string& detail) const;
+  [[nodiscard]] double gpu_time(collectives::Collective c, const std::string& algo, std::optional<topo::Protocol> proto,
+                                double n, std::string& detail) const;
+
+  std::optional<GpuFabric> gpu_;
+  std::optional<Profile> profile_;
+  int ranks_ = 0;
+  std::string bottleneck_;
+  std::string where_;
+};
+
+}  // namespace scalelab::model

@@ -1,0 +1,140 @@
+// Calibration profile storage and the calibrated CPU costs (see profile.h).
+#include "model/profile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/results.h"
+
+namespace scalelab::model {
+
+double SizeTable::at(double b) const {
+  if (bytes.empty()) return 0.0;
+  if (bytes.size() == 1) return seconds[0] * std::max(1.0, b / bytes[0]);
+  if (b <= bytes.front()) return seconds.front();
+  if (b >= bytes.back()) {
+    // Past the last point the per-byte rate of the last interval continues.
+    const std::size_t n = bytes.size();
+    const double rate = (seconds[n - 1] - seconds[n - 2]) / (bytes[n - 1] - bytes[n - 2]);
+    return seconds[n - 1] + std::max(rate, seconds[n - 1] / bytes[n - 1] * 0.5) * (b - bytes[n - 1]);
+  }
+  const auto it = std::upper_bound(bytes.begin(), bytes.end(), b);
+  const std::size_t i = static_cast<std::size_t>(it - bytes.begin());
+  const double x0 = std::log(bytes[i - 1]), x1 = std::log(bytes[i]);
+  const double y0 = std::log(seconds[i - 1]), y1 = std::log(seconds[i]);
+  const double t = (std::log(b) - x0) / (x1 - x0);
+  return std::exp(y0 + t * (y1 - y0));
+}
+
+std::string default_profile_path() {
+  if (const char* env = std::getenv("SCALELAB_PROFILE"); env != nullptr && *env) return env;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const std::string base = (xdg != nullptr && *xdg) ? std::string(xdg) : std::string(home ? home : ".") + "/.cache";
+  return base + "/scalelab/this-machine.json";
+}
+
+namespace {
+
+nlohmann::json table_json(const SizeTable& t) {
+  nlohmann::json a = nlohmann::json::array();
+  for (std::size_t i = 0; i < t.bytes.size(); ++i) a.push_back({{"bytes", t.bytes[i]}, {"us", t.seconds[i] * 1e6}});
+  return a;
+}
+
+SizeTable table_from(const nlohmann::json& j, const char* key, const std::string& origin) {
+  SizeTable t;
+  if (!j.contains(key)) throw_input(origin + ": profile lacks \"" + key + "\"; run 'scalelab calibrate' again");
+  for (const auto& row : j[key]) {
+    const double b = row.at("bytes").get<double>(), us = row.at("us").get<double>();
+    if (b <= 0 || us <= 0) throw_input(origin + ": \"" + key + "\" has a non-positive entry; run 'scalelab calibrate' again");
+    t.bytes.push_back(b);
+    t.seconds.push_back(us * 1e-6);
+  }
+  return t;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Profile& p) {
+  return {{"ranks", p.ranks},
+          {"host", p.host},
+          {"cpu_model", p.cpu_model},
+          {"mpi_library", p.mpi_library},
+          {"llc_bytes", p.llc_bytes},
+          {"page_fault_us", p.page_fault_s * 1e6},
+          {"mmap_threshold_bytes", p.mmap_threshold_bytes},
+          {"fresh_alloc_ns_per_byte", p.fresh_alloc_s_per_byte * 1e9},
+          {"message_hot", table_json(p.message_hot)},
+          {"message_cold", table_json(p.message_cold)},
+          {"reduce_hot", table_json(p.reduce_hot)},
+          {"reduce_cold", table_json(p.reduce_cold)},
+          {"copy_hot", table_json(p.copy_hot)},
+          {"copy_cold", table_json(p.copy_cold)}};
+}
+
+Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) {
+  try {
+    const nlohmann::json& j = doc.contains("profile") ? doc["profile"] : doc;
+    Profile p;
+    p.ranks = j.value("ranks", 2);
+    p.host = j.value("host", std::string());
+    p.cpu_model = j.value("cpu_model", std::string());
+    p.mpi_library = j.value("mpi_library", std::string());
+    p.created = doc.value("created", std::string());
+    p.llc_bytes = j.value("llc_bytes", 32.0 * 1024 * 1024);
+    p.page_fault_s = j.value("page_fault_us", 0.0) * 1e-6;
+    p.mmap_threshold_bytes = j.value("mmap_threshold_bytes", 0.0);
+    p.fresh_alloc_s_per_byte = j.value("fresh_alloc_ns_per_byte", 0.0) * 1e-9;
+    p.message_hot = table_from(j, "message_hot", origin);
+    p.message_cold = table_from(j, "message_cold", origin);
+    p.reduce_hot = table_from(j, "reduce_hot", origin);
+    p.reduce_cold = table_from(j, "reduce_cold", origin);
+    p.copy_hot = table_from(j, "copy_hot", origin);
+    p.copy_cold = table_from(j, "copy_cold", origin);
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    throw_input(origin + ": not a scalelab calibration profile (" + std::string(e.what()) + "); run 'scalelab calibrate' again");
+  }
+}
+
+std::optional<Profile> try_load_profile(const std::string& path) {
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  return profile_from_json(read_json_file(path), path);
+}
+
+Profile load_profile(const std::string& path) {
+  auto p = try_load_profile(path);
+  if (!p) {
+    throw_input("profile " + path + " does not exist; run 'scalelab run -np 2 -- calibrate' (or 'scalelab calibrate') first, or give --profile FILE");
+  }
+  return *p;
+}
+
+CpuCosts::CpuCosts(const Profile& p, double footprint) : p_(p) {
+  const double lo = p.llc_bytes / 2, hi = p.llc_bytes * 2;
+  if (footprint <= lo) w_cold_ = 0;
+  else if (footprint >= hi) w_cold_ = 1;
+  else w_cold_ = std::log(footprint / lo) / std::log(hi / lo);
+}
+
+double CpuCosts::blend(const SizeTable& hot, const SizeTable& cold, double bytes) const {
+  if (bytes <= 0) return 0.0;
+  return (1 - w_cold_) * hot.at(bytes) + w_cold_ * cold.at(bytes);
+}
+
+double CpuCosts::message(double bytes) const { return blend(p_.message_hot, p_.message_cold, std::max(bytes, 1.0)); }
+double CpuCosts::reduce(double bytes) const { return blend(p_.reduce_hot, p_.reduce_cold, bytes); }
+double CpuCosts::copy(double bytes) const { return blend(p_.copy_hot, p_.copy_cold, bytes); }
+
+double CpuCosts::fresh(double alloc_bytes, double touched_bytes) const {
+  if (p_.mmap_threshold_bytes <= 0 || alloc_bytes < p_.mmap_threshold_bytes) return 0.0;
+  return touched_bytes * p_.fresh_alloc_s_per_byte;
+}
+
+}  // namespace scalelab::model

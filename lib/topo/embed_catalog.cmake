@@ -1,0 +1,17 @@
+# Writes OUT: a C++ file holding the text of every machine file in FILES (paths joined by |), so the
+# catalog travels inside the binary. Run at build time by lib/topo/CMakeLists.txt.
+set(body "// Generated from data/machines/*.json by lib/topo/embed_catalog.cmake. Do not edit.\n#include <cstddef>\nnamespace scalelab::topo::detail {\nstruct EmbeddedMachine { const char* name; const char* text; };\nnamespace {\nconst EmbeddedMachine kMachines[] = {\n")
+set(count 0)
+string(REPLACE "|" ";" FILES "${FILES}")
+foreach(f IN LISTS FILES)
+  get_filename_component(stem ${f} NAME_WE)
+  file(READ ${f} text)
+  string(APPEND body "  {\"${stem}\", R\"scalelab_machine(${text})scalelab_machine\"},\n")
+  math(EXPR count "${count} + 1")
+endforeach()
+if(count EQUAL 0)
+  string(APPEND body "  {nullptr, nullptr},\n")
+endif()
+string(APPEND body "};\n}  // namespace\nconst EmbeddedMachine* embedded_machines(std::size_t& count) { count = ${count}; return kMachines; }\n}  // namespace scalelab::topo::detail\n")
+file(WRITE ${OUT}.new "${body}")
+file(COPY_FILE ${OUT}.new ${OUT} ONLY_IF_DIFFERENT)

@@ -1,0 +1,73 @@
+// A machine: one node's devices (GPUs, CPU sockets, NICs), switches (PCIe switches, NVSwitch) and
+// the links between them, times a node count, plus the network joining the nodes. Loaded from a
+// machine file (docs/machine-format.md) by topo/machine_file.h, from the built-in catalog by
+// topo/catalog.h, or detected for this machine by topo/detect.h. Routes and rings over it are
+// in topo/routes.h and topo/ring.h; the cost model (model/) reads all three.
+//
+// Vertices: devices are vertices 0..devices.size()-1, switches follow. Links join two vertices
+// and carry data both ways at once (full duplex): each direction has the link's bandwidth.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topo/link.h"
+
+namespace scalelab::topo {
+
+enum class DeviceKind { gpu, cpu, nic };
+enum class SwitchKind { pcie, nvswitch };
+
+struct Device {
+  std::string id;      // "gpu0"
+  DeviceKind kind = DeviceKind::gpu;
+  std::string model;   // "V100-SXM2-16GB"
+  double fp32_tflops = 0;   // GPU peak, dense
+  double fp16_tflops = 0;   // GPU tensor-core peak, dense
+  double mem_bw_GBps = 0;   // device memory (GPU) or socket memory (CPU)
+  double memory_GiB = 0;
+  int cores = 0;            // CPU sockets
+  std::string generation;   // CPU microarchitecture ("broadwell"), for the socket link's figures
+};
+
+struct Switch {
+  std::string id;  // "plx0", "nvswitch0"
+  SwitchKind kind = SwitchKind::pcie;
+};
+
+struct Link {
+  int a = -1;  // vertex indices
+  int b = -1;
+  LinkSpec spec;
+  LinkFigures figures;
+};
+
+// The fabric between nodes: every NIC port joins a non-blocking network of this type.
+struct Network {
+  LinkSpec port;              // InfiniBand HDR, one port per NIC unless count says more
+  std::string topology = "fat-tree";
+};
+
+struct Machine {
+  std::string name;    // "dgx1"
+  std::string title;   // "NVIDIA DGX-1 with 8 V100 (hybrid cube mesh)"
+  std::string origin;  // the file it came from, or "catalog:dgx1", or "detected"
+  std::vector<std::string> sources;  // where the figures come from
+  std::vector<Device> devices;
+  std::vector<Switch> switches;
+  std::vector<Link> links;
+  int nodes = 1;
+  std::optional<Network> network;
+
+  [[nodiscard]] int vertex_count() const { return static_cast<int>(devices.size() + switches.size()); }
+  [[nodiscard]] const std::string& vertex_id(int v) const;
+  [[nodiscard]] bool is_device(int v) const { return v < static_cast<int>(devices.size()); }
+  [[nodiscard]] bool is_kind(int v, DeviceKind k) const { return is_device(v) && devices[v].kind == k; }
+  [[nodiscard]] std::vector<int> gpus() const;  // device indices of the GPUs, in file order
+  [[nodiscard]] std::vector<int> nics() const;
+  [[nodiscard]] std::vector<int> cpus() const;
+  [[nodiscard]] int gpus_per_node() const { return static_cast<int>(gpus().size()); }
+  [[nodiscard]] int find_vertex(const std::string& id) const;  // -1 when absent
+};
+
+}  // namespace scalelab::topo

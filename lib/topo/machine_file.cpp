@@ -1,0 +1,248 @@
+// Machine-file parser and checks (see machine_file.h and docs/machine-format.md).
+#include "topo/machine_file.h"
+
+#include <fstream>
+#include <queue>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace scalelab::topo {
+
+namespace {
+
+using nlohmann::json;
+
+// Collects the context every error names: the file and the entry.
+struct Ctx {
+  std::string origin;
+  [[noreturn]] void fail(const std::string& entry, const std::string& problem) const {
+    throw_input(origin + ": " + entry + ": " + problem);
+  }
+};
+
+std::string get_string(const Ctx& c, const json& j, const std::string& entry, const char* key, bool required) {
+  if (!j.contains(key)) {
+    if (required) c.fail(entry, std::string("missing \"") + key + "\"; every entry of this kind needs one");
+    return {};
+  }
+  if (j[key].is_number_integer()) return std::to_string(j[key].get<long long>());
+  if (!j[key].is_string()) c.fail(entry, std::string("\"") + key + "\" must be a string");
+  return j[key].get<std::string>();
+}
+
+double get_number(const Ctx& c, const json& j, const std::string& entry, const char* key, double fallback) {
+  if (!j.contains(key)) return fallback;
+  if (!j[key].is_number()) c.fail(entry, std::string("\"") + key + "\" must be a number");
+  const double v = j[key].get<double>();
+  if (v < 0) c.fail(entry, std::string("\"") + key + "\" is " + j[key].dump() + ", negative; give a positive figure or leave it out");
+  return v;
+}
+
+Device parse_device(const Ctx& c, const json& j, const std::string& entry) {
+  if (!j.is_object()) c.fail(entry, "must be an object");
+  Device d;
+  d.id = get_string(c, j, entry, "id", true);
+  const std::string kind = get_string(c, j, entry, "kind", true);
+  if (kind == "gpu") d.kind = DeviceKind::gpu;
+  else if (kind == "cpu") d.kind = DeviceKind::cpu;
+  else if (kind == "nic") d.kind = DeviceKind::nic;
+  else c.fail(entry + " (" + d.id + ")", "unknown device kind '" + kind + "'; use gpu, cpu or nic");
+  const std::string e = entry + " (" + d.id + ")";
+  d.model = get_string(c, j, e, "model", false);
+  d.fp32_tflops = get_number(c, j, e, "fp32_tflops", 0);
+  d.fp16_tflops = get_number(c, j, e, "fp16_tflops", 0);
+  d.mem_bw_GBps = get_number(c, j, e, "mem_bw_GBps", 0);
+  d.memory_GiB = get_number(c, j, e, "memory_GiB", 0);
+  d.cores = static_cast<int>(get_number(c, j, e, "cores", 0));
+  d.generation = get_string(c, j, e, "generation", false);
+  return d;
+}
+
+LinkSpec parse_spec(const Ctx& c, const json& j, const std::string& entry) {
+  LinkSpec s;
+  const std::string type = get_string(c, j, entry, "type", true);
+  const auto t = parse_link_type(type);
+  if (!t) c.fail(entry, "unknown link type '" + type + "'; use nvlink, xgmi, pcie, qpi, upi, amd-fabric, infiniband or ethernet");
+  s.type = *t;
+  s.generation = get_string(c, j, entry, "gen", true);
+  s.count = static_cast<int>(get_number(c, j, entry, "count", 1));
+  s.width = static_cast<int>(get_number(c, j, entry, "width", 16));
+  if (s.count < 1) c.fail(entry, "\"count\" must be at least 1");
+  if (s.width < 1) c.fail(entry, "\"width\" must be at least 1");
+  if (j.contains("bw_GBps")) {
+    if (!j["bw_GBps"].is_number()) c.fail(entry, "\"bw_GBps\" must be a number");
+    const double bw = j["bw_GBps"].get<double>();
+    if (bw <= 0) c.fail(entry, "bandwidth " + j["bw_GBps"].dump() + " GB/s is not positive; give a positive figure or leave it out");
+    s.bw_override_GBps = bw;
+  }
+  if (!figures_of(s)) {
+    c.fail(entry, "unknown generation '" + s.generation + "' for " + std::string(name_of(s.type)) + "; use one of " + generations_of(s.type));
+  }
+  return s;
+}
+
+// Every GPU must reach a CPU (its host) and every other GPU of the node.
+void check_routes(const Ctx& c, const Machine& m) {
+  std::vector<std::vector<int>> adj(m.vertex_count());
+  for (const auto& l : m.links) {
+    adj[l.a].push_back(l.b);
+    adj[l.b].push_back(l.a);
+  }
+  const auto gpus = m.gpus();
+  std::vector<std::vector<bool>> reach;
+  for (int g : gpus) {
+    std::vector<bool> seen(adj.size(), false);
+    std::queue<int> q;
+    q.push(g);
+    seen[g] = true;
+    while (!q.empty()) {
+      const int v = q.front();
+      q.pop();
+      // Data does not pass through another GPU or a NIC.
+      if (v != g && (m.is_kind(v, DeviceKind::gpu) || m.is_kind(v, DeviceKind::nic))) continue;
+      for (int w : adj[v]) {
+        if (!seen[w]) { seen[w] = true; q.push(w); }
+      }
+    }
+    bool host = false;
+    for (int cpu : m.cpus()) host = host || seen[cpu];
+    if (!host && !m.cpus().empty()) {
+      c.fail("device '" + m.devices[g].id + "' (GPU)", "has no route to a CPU; add a PCIe link from it (or its switch) to a CPU");
+    }
+    reach.push_back(std::move(seen));
+  }
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    for (int other : gpus) {
+      if (!reach[i][other]) {
+        c.fail("device '" + m.devices[gpus[i]].id + "' (GPU)", "has no route to '" + m.devices[other].id + "'; add the links that join them");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Machine parse_machine(const json& doc, const std::string& origin) {
+  const Ctx c{origin};
+  if (!doc.is_object()) c.fail("top level", "must be an object with \"name\", \"devices\" and \"links\"");
+  Machine m;
+  m.origin = origin;
+  m.name = get_string(c, doc, "top level", "name", true);
+  m.title = get_string(c, doc, "top level", "title", false);
+  if (doc.contains("sources")) {
+    for (const auto& s : doc["sources"]) m.sources.push_back(s.is_string() ? s.get<std::string>() : s.dump());
+  }
+  m.nodes = static_cast<int>(get_number(c, doc, "top level", "nodes", 1));
+  if (m.nodes < 1) c.fail("top level", "\"nodes\" must be at least 1");
+  if (!doc.contains("devices") || !doc["devices"].is_array()) c.fail("top level", "missing \"devices\" (an array)");
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < doc["devices"].size(); ++i) {
+    const std::string entry = "devices[" + std::to_string(i) + "]";
+    Device d = parse_device(c, doc["devices"][i], entry);
+    if (!ids.insert(d.id).second) c.fail(entry, "duplicate id '" + d.id + "'; ids must be unique");
+    m.devices.push_back(std::move(d));
+  }
+  if (doc.contains("switches")) {
+    for (std::size_t i = 0; i < doc["switches"].size(); ++i) {
+      const std::string entry = "switches[" + std::to_string(i) + "]";
+      const json& j = doc["switches"][i];
+      Switch s;
+      s.id = get_string(c, j, entry, "id", true);
+      const std::string kind = get_string(c, j, entry, "kind", true);
+      if (kind == "pcie") s.kind = SwitchKind::pcie;
+      else if (kind == "nvswitch") s.kind = SwitchKind::nvswitch;
+      else c.fail(entry + " (" + s.id + ")", "unknown switch kind '" + kind + "'; use pcie or nvswitch");
+      if (!ids.insert(s.id).second) c.fail(entry, "duplicate id '" + s.id + "'; ids must be unique");
+      m.switches.push_back(std::move(s));
+    }
+  }
+  if (!doc.contains("links") || !doc["links"].is_array()) c.fail("top level", "missing \"links\" (an array)");
+  for (std::size_t i = 0; i < doc["links"].size(); ++i) {
+    const json& j = doc["links"][i];
+    std::string entry = "links[" + std::to_string(i) + "]";
+    if (!j.is_object() || !j.contains("between") || !j["between"].is_array() || j["between"].size() != 2 ||
+        !j["between"][0].is_string() || !j["between"][1].is_string()) {
+      c.fail(entry, "needs \"between\": [\"a\", \"b\"], two device or switch ids");
+    }
+    const std::string a = j["between"][0], b = j["between"][1];
+    entry += " (" + a + "-" + b + ")";
+    Link l;
+    l.a = m.find_vertex(a);
+    l.b = m.find_vertex(b);
+    for (const auto& [v, id] : {std::pair{l.a, a}, std::pair{l.b, b}}) {
+      if (v < 0) c.fail(entry, "'" + id + "' is not a device or switch of this machine; declare it or fix the id");
+    }
+    if (l.a == l.b) c.fail(entry, "joins '" + a + "' to itself");
+    l.spec = parse_spec(c, j, entry);
+    l.figures = *figures_of(l.spec);
+    m.links.push_back(l);
+  }
+  if (m.gpus().empty() && m.cpus().empty()) c.fail("devices", "no GPU and no CPU; a machine needs at least one");
+  check_routes(c, m);
+  if (doc.contains("network")) {
+    const json& j = doc["network"];
+    Network n;
+    n.port = parse_spec(c, j, "network");
+    if (!is_network(n.port.type)) c.fail("network", "type must be infiniband or ethernet");
+    n.topology = get_string(c, j, "network", "topology", false);
+    if (n.topology.empty()) n.topology = "fat-tree";
+    m.network = n;
+    if (m.nics().empty()) c.fail("network", "a network needs at least one NIC device (kind \"nic\") in the node");
+  } else if (m.nodes > 1) {
+    c.fail("top level", "\"nodes\" is " + std::to_string(m.nodes) + " but there is no \"network\" joining them");
+  }
+  return m;
+}
+
+Machine load_machine_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw_input(path + ": cannot open the machine file; check the path (or use a catalog name: scalelab topo --list)");
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw_input(path + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  return parse_machine(doc, path);
+}
+
+json to_json(const Machine& m) {
+  json j;
+  j["name"] = m.name;
+  j["title"] = m.title;
+  j["origin"] = m.origin;
+  j["nodes"] = m.nodes;
+  j["sources"] = m.sources;
+  for (const auto& d : m.devices) {
+    const char* kind = d.kind == DeviceKind::gpu ? "gpu" : d.kind == DeviceKind::cpu ? "cpu" : "nic";
+    json dj{{"id", d.id}, {"kind", kind}, {"model", d.model}};
+    if (d.fp32_tflops > 0) dj["fp32_tflops"] = d.fp32_tflops;
+    if (d.fp16_tflops > 0) dj["fp16_tflops"] = d.fp16_tflops;
+    if (d.mem_bw_GBps > 0) dj["mem_bw_GBps"] = d.mem_bw_GBps;
+    if (d.memory_GiB > 0) dj["memory_GiB"] = d.memory_GiB;
+    if (d.cores > 0) dj["cores"] = d.cores;
+    if (!d.generation.empty()) dj["generation"] = d.generation;
+    j["devices"].push_back(dj);
+  }
+  j["switches"] = json::array();
+  for (const auto& s : m.switches) j["switches"].push_back({{"id", s.id}, {"kind", s.kind == SwitchKind::pcie ? "pcie" : "nvswitch"}});
+  for (const auto& l : m.links) {
+    j["links"].push_back({{"between", {m.vertex_id(l.a), m.vertex_id(l.b)}},
+                          {"type", name_of(l.spec.type)},
+                          {"gen", l.spec.generation},
+                          {"count", l.spec.count},
+                          {"width", l.spec.width},
+                          {"peak_GBps", l.figures.peak_GBps},
+                          {"model_GBps", l.figures.model_GBps}});
+  }
+  if (m.network) {
+    j["network"] = {{"type", name_of(m.network->port.type)}, {"gen", m.network->port.generation},
+                    {"count", m.network->port.count}, {"topology", m.network->topology}};
+  }
+  return j;
+}
+
+}  // namespace scalelab::topo

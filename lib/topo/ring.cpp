@@ -1,0 +1,131 @@
+// Ring channel search (see ring.h).
+#include "topo/ring.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <numeric>
+
+namespace scalelab::topo {
+
+namespace {
+
+struct Candidate {
+  std::vector<int> order;
+  double bw = 0;
+  int bottleneck = -1;
+};
+
+// The bandwidth of a ring given the pair routes on the current capacities: each directed link
+// splits its capacity between the ring edges crossing it.
+Candidate evaluate(const std::vector<int>& order, const std::vector<std::vector<Route>>& routes,
+                   const std::vector<int>& index_of, const Capacities& cap, std::vector<int>& load) {
+  std::fill(load.begin(), load.end(), 0);
+  Candidate c{order, std::numeric_limits<double>::infinity(), -1};
+  const std::size_t n = order.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Route& r = routes[index_of[order[i]]][index_of[order[(i + 1) % n]]];
+    if (r.links.empty()) return {order, 0, -1};
+    for (std::size_t h = 0; h < r.links.size(); ++h) ++load[2 * r.links[h] + (r.forward[h] ? 0 : 1)];
+  }
+  for (std::size_t d = 0; d < load.size(); ++d) {
+    if (load[d] == 0) continue;
+    const double share = cap[d] / load[d];
+    // On a tie, name the narrower link (a socket link rather than a shared PCIe uplink).
+    const bool tie = std::abs(share - c.bw) <= 1e-9 && c.bottleneck >= 0 && cap[d] < cap[2 * c.bottleneck];
+    if (share < c.bw - 1e-9 || tie) {
+      c.bw = share;
+      c.bottleneck = static_cast<int>(d / 2);
+    }
+  }
+  return c;
+}
+
+Candidate search(const std::vector<int>& gpus, const std::vector<std::vector<Route>>& routes,
+                 const std::vector<int>& index_of, const Capacities& cap) {
+  std::vector<int> load(cap.size());
+  Candidate best;
+  if (gpus.size() <= 9) {
+    std::vector<int> order = gpus;
+    std::sort(order.begin() + 1, order.end());
+    do {
+      Candidate c = evaluate(order, routes, index_of, cap, load);
+      if (c.bw > best.bw + 1e-9) best = c;
+    } while (std::next_permutation(order.begin() + 1, order.end()));
+    return best;
+  }
+  // Greedy: from each start, go to the unvisited GPU with the widest route.
+  for (int start : gpus) {
+    std::vector<int> order{start};
+    std::vector<bool> used(index_of.size(), false);
+    used[index_of[start]] = true;
+    while (order.size() < gpus.size()) {
+      int next = -1;
+      double nb = -1;
+      for (int g : gpus) {
+        if (used[index_of[g]]) continue;
+        const double bw = routes[index_of[order.back()]][index_of[g]].model_GBps;
+        if (bw > nb) { nb = bw; next = g; }
+      }
+      used[index_of[next]] = true;
+      order.push_back(next);
+    }
+    Candidate c = evaluate(order, routes, index_of, cap, load);
+    if (c.bw > best.bw + 1e-9) best = c;
+  }
+  return best;
+}
+
+}  // namespace
+
+RingPlan plan_rings(const Machine& m, const std::vector<int>& gpus, P2P p2p, int max_channels) {
+  RingPlan plan;
+  if (gpus.size() < 2) return plan;
+  Capacities cap = model_capacities(m);
+  std::vector<int> index_of(m.vertex_count(), -1);
+  for (std::size_t i = 0; i < gpus.size(); ++i) index_of[gpus[i]] = static_cast<int>(i);
+  double first_bw = 0;
+  for (int ch = 0; ch < max_channels; ++ch) {
+    std::vector<std::vector<Route>> routes(gpus.size(), std::vector<Route>(gpus.size()));
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      for (std::size_t j = 0; j < gpus.size(); ++j) {
+        if (i != j) routes[i][j] = route_between(m, gpus[i], gpus[j], p2p, ch == 0 ? Capacities{} : cap);
+      }
+    }
+    const Candidate best = search(gpus, routes, index_of, cap);
+    if (best.bw <= 1e-9 || (ch > 0 && best.bw < 0.5 * first_bw - 1e-9)) break;
+    if (ch == 0) first_bw = best.bw;
+    RingChannel c;
+    c.order = best.order;
+    c.bw_GBps = best.bw;
+    c.bottleneck_link = best.bottleneck;
+    for (std::size_t i = 0; i < best.order.size(); ++i) {
+      const Route& r = routes[index_of[best.order[i]]][index_of[best.order[(i + 1) % best.order.size()]]];
+      c.edges.push_back(r);
+      for (std::size_t h = 0; h < r.links.size(); ++h) {
+        cap[2 * r.links[h] + (r.forward[h] ? 0 : 1)] -= best.bw;
+      }
+      for (int p = 0; p < 3; ++p) plan.hop_latency_us[p] = std::max(plan.hop_latency_us[p], r.latency_us[p]);
+      plan.through_host = plan.through_host || r.through_host;
+    }
+    for (auto& v : cap) v = std::max(0.0, v);
+    plan.bw_GBps += c.bw_GBps;
+    if (ch == 0) plan.bottleneck_link = c.bottleneck_link;
+    plan.channels.push_back(std::move(c));
+  }
+  return plan;
+}
+
+std::string describe_bottleneck(const Machine& m, const RingPlan& plan) {
+  if (plan.channels.empty()) return "no ring (fewer than two GPUs)";
+  char total[64];
+  std::snprintf(total, sizeof total, "%zu ring channel%s, %.4g GB/s per direction in all", plan.channels.size(),
+                plan.channels.size() == 1 ? "" : "s", plan.bw_GBps);
+  std::string words = "the ring crosses " + describe_link(m, plan.bottleneck_link);
+  if (plan.through_host) words += " (through host memory: P2P off)";
+  return words + "; " + total;
+}
+
+}  // namespace scalelab::topo

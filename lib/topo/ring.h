@@ -1,0 +1,41 @@
+// Rings over a set of GPUs, the way NCCL builds its channels: search the GPU order whose ring has
+// the largest bottleneck bandwidth (links shared by several ring edges split their bandwidth),
+// take that ring as one channel, subtract what it uses from every link, and search again on what
+// is left. Channels stop when the next ring would be slower than half the first one (NCCL keeps
+// channels of equal speed and does not mix a PCIe ring into NVLink rings).
+//
+//   RingPlan plan = plan_rings(machine, machine.gpus(), P2P::on);
+//   plan.bw_GBps  -> 120 on DGX-1 (two 2-NVLink rings and two 1-NVLink rings, both directions)
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "topo/machine.h"
+#include "topo/routes.h"
+
+namespace scalelab::topo {
+
+struct RingChannel {
+  std::vector<int> order;     // device indices, the ring closes from back() to front()
+  std::vector<Route> edges;   // order[i] -> order[i+1]
+  double bw_GBps = 0;         // per direction, after sharing
+  int bottleneck_link = -1;
+};
+
+struct RingPlan {
+  std::vector<RingChannel> channels;
+  double bw_GBps = 0;                  // sum over channels: each GPU sends this much per second
+  std::array<double, 3> hop_latency_us{};  // per Protocol: slowest link class any ring crosses
+  int bottleneck_link = -1;            // of the first channel
+  bool through_host = false;
+};
+
+// Orders of up to 9 GPUs are searched exhaustively; larger sets start from every GPU and extend
+// greedily to the widest next hop. `max_channels` bounds the number of rings.
+[[nodiscard]] RingPlan plan_rings(const Machine& m, const std::vector<int>& gpus, P2P p2p, int max_channels = 16);
+
+// "the ring crosses the QPI (broadwell) link between cpu0 and cpu1: 6 GB/s"
+[[nodiscard]] std::string describe_bottleneck(const Machine& m, const RingPlan& plan);
+
+}  // namespace scalelab::topo

@@ -1,0 +1,107 @@
+// The cost formulas reduce to the textbook alpha-beta-gamma expressions (Thakur, Rabenseifner,
+// Gropp 2005) when the costs are plain alpha-beta and nothing is segmented. Expected values are
+// computed here from those expressions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/formulas.h"
+#include "model/openmpi.h"
+
+namespace scalelab::model {
+namespace {
+
+constexpr double a = 2e-6, b = 1.0 / 10e9, g = 1.0 / 20e9;
+const AlphaBeta kCosts(a, b, g);
+
+TEST(Formulas, RingAllreduce) {
+  for (int p : {2, 3, 8, 64}) {
+    const double n = 64e6;
+    const double expected = 2 * (p - 1) * a + 2 * n * (p - 1) / p * b + n * (p - 1) / p * g;
+    EXPECT_NEAR(ring_allreduce(n, p, kCosts), expected, expected * 1e-12) << p;
+  }
+}
+
+TEST(Formulas, RingSegmentsAddOnlyLatency) {
+  const double n = 8e6, seg = 256e3;
+  const int p = 4;
+  const double pieces = std::ceil(n / p / seg);
+  const double extra = (p - 1) * (pieces - 1) * a;
+  EXPECT_NEAR(ring_allreduce(n, p, kCosts, seg) - ring_allreduce(n, p, kCosts), extra, 1e-15);
+}
+
+TEST(Formulas, RecursiveDoublingPowerOfTwo) {
+  for (int p : {2, 4, 16}) {
+    const double n = 1e6, lg = std::log2(p);
+    EXPECT_NEAR(recursive_doubling_allreduce(n, p, kCosts), lg * (a + n * b + n * g), 1e-15) << p;
+  }
+}
+
+TEST(Formulas, RabenseifnerPowerOfTwo) {
+  for (int p : {2, 8, 32}) {
+    const double n = 32e6, lg = std::log2(p);
+    const double expected = 2 * lg * a + 2 * n * (p - 1) / p * b + n * (p - 1) / p * g;
+    EXPECT_NEAR(rabenseifner_allreduce(n, p, kCosts), expected, expected * 1e-12) << p;
+  }
+}
+
+TEST(Formulas, NonPowerOfTwoPaysTheFoldStep) {
+  const double n = 1e6;
+  EXPECT_NEAR(recursive_doubling_allreduce(n, 3, kCosts) - recursive_doubling_allreduce(n, 2, kCosts),
+              2 * (a + n * b) + n * g, 1e-15);
+}
+
+TEST(Formulas, NaiveIsTheParameterServer) {
+  const double n = 1e6;
+  const int p = 5;
+  EXPECT_NEAR(naive_allreduce(n, p, kCosts), 2 * (p - 1) * (a + n * b) + (p - 1) * n * g, 1e-15);
+}
+
+TEST(Formulas, TreeOfTwoIsOneRoundTrip) {
+  const double n = 1e6;
+  EXPECT_NEAR(tree_allreduce(n, 2, kCosts), 2 * (a + n * b) + n * g, 1e-15);
+  // Seven ranks: a full binary tree of depth 2; the root takes its children one after the other.
+  EXPECT_GT(tree_allreduce(n, 7, kCosts), 2 * 2 * (a + n * b));
+}
+
+TEST(Formulas, CollectivesOfOneRankCostNothing) {
+  EXPECT_EQ(ring_allreduce(1e6, 1, kCosts), 0.0);
+  EXPECT_EQ(rabenseifner_allreduce(0, 4, kCosts), 0.0);
+}
+
+TEST(Formulas, BusBandwidthFactors) {
+  using collectives::Collective;
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::allreduce, 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::allgather, 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::broadcast, 4), 1.0);
+}
+
+TEST(OpenMpi, TwoRankDecisionFollowsTheTunedTable) {
+  EXPECT_EQ(openmpi_allreduce_choice(1024, 2), OmpiAllreduce::recursive_doubling);
+  EXPECT_EQ(openmpi_allreduce_choice(64 * 1024, 2), OmpiAllreduce::segmented_ring);
+  EXPECT_EQ(openmpi_allreduce_choice(256 * 1024, 2), OmpiAllreduce::rabenseifner);
+  EXPECT_EQ(openmpi_allreduce_choice(64 << 20, 2), OmpiAllreduce::rabenseifner);
+}
+
+// Costs whose temporaries are fresh pages above 32 MiB, at 1 ns per touched byte.
+class FreshAbove final : public Costs {
+ public:
+  [[nodiscard]] double message(double m) const override { return kCosts.message(m); }
+  [[nodiscard]] double reduce(double m) const override { return kCosts.reduce(m); }
+  [[nodiscard]] double copy(double m) const override { return m * 1e-10; }
+  [[nodiscard]] double fresh(double alloc, double touched) const override { return alloc >= 32e6 ? touched * 1e-9 : 0.0; }
+};
+
+TEST(OpenMpi, LargeAllreducePaysForItsFreshTemporary) {
+  const FreshAbove c;
+  const double n = 64e6;
+  // Rabenseifner at 2 ranks: copy in, half the n-byte temporary touched, then the algorithm.
+  const double expected = c.copy(n) + (n / 2) * 1e-9 + rabenseifner_allreduce(n, 2, c);
+  EXPECT_NEAR(openmpi_allreduce(n, 2, c), expected, 1e-12);
+  EXPECT_NEAR(openmpi_allreduce(n, 2, c, /*in_place=*/true), expected - c.copy(n), 1e-12);
+  const double small = 16e6;
+  EXPECT_NEAR(openmpi_allreduce(small, 2, c), c.copy(small) + rabenseifner_allreduce(small, 2, c), 1e-12);
+}
+
+}  // namespace
+}  // namespace scalelab::model

@@ -1,0 +1,102 @@
+// Routes, pair classes and rings on catalog machines. Expected bandwidths are derived from the
+// link table (topo/link.h), never pasted: e.g. a DGX-1 pair with two NVLinks gets twice the
+// model figure of one NVLink 2 link.
+#include <gtest/gtest.h>
+
+#include "topo/catalog.h"
+#include "topo/ring.h"
+#include "topo/routes.h"
+
+namespace scalelab::topo {
+namespace {
+
+double model_of(LinkType t, const std::string& gen, int count = 1, int width = 16) {
+  return figures_of(LinkSpec{t, gen, count, width, {}})->model_GBps;
+}
+double peak_of(LinkType t, const std::string& gen, int count = 1, int width = 16) {
+  return figures_of(LinkSpec{t, gen, count, width, {}})->peak_GBps;
+}
+
+class Dgx1 : public ::testing::Test {
+ protected:
+  Machine m = resolve_machine("dgx1");
+  int gpu(int i) const { return m.find_vertex("gpu" + std::to_string(i)); }
+};
+
+TEST_F(Dgx1, TwoNvlinksCarryTwiceOne) {
+  const Route two = route_between(m, gpu(0), gpu(3), P2P::on);
+  const Route one = route_between(m, gpu(0), gpu(1), P2P::on);
+  EXPECT_DOUBLE_EQ(two.model_GBps, model_of(LinkType::nvlink, "2", 2));
+  EXPECT_DOUBLE_EQ(one.model_GBps, model_of(LinkType::nvlink, "2", 1));
+  EXPECT_DOUBLE_EQ(two.copy_GBps, 2 * one.copy_GBps);
+  EXPECT_EQ(two.links.size(), 1u);
+  EXPECT_EQ(classify(m, gpu(0), gpu(3)).label, "NV2");
+  EXPECT_EQ(classify(m, gpu(0), gpu(1)).label, "NV1");
+}
+
+TEST_F(Dgx1, PairWithoutNvlinkCrossesTheSockets) {
+  const Route r = route_between(m, gpu(0), gpu(5), P2P::on);
+  EXPECT_EQ(classify(m, gpu(0), gpu(5)).label, "SYS");
+  EXPECT_DOUBLE_EQ(r.model_GBps, model_of(LinkType::qpi, "broadwell"));
+  EXPECT_NE(describe_link(m, r.bottleneck_link).find("QPI"), std::string::npos);
+}
+
+TEST_F(Dgx1, P2POffGoesThroughHostMemoryAndStagesTheCopy) {
+  const Route r = route_between(m, gpu(0), gpu(1), P2P::off);
+  EXPECT_TRUE(r.through_host);
+  for (int l : r.links) EXPECT_NE(m.links[l].spec.type, LinkType::nvlink);
+  // Two PCIe Gen3 x16 legs: pipelined for collectives, staged (1/(1/a+1/b)) for a peer copy.
+  const double pcie = peak_of(LinkType::pcie, "3");
+  EXPECT_DOUBLE_EQ(r.model_GBps, model_of(LinkType::pcie, "3"));
+  EXPECT_NEAR(r.copy_GBps, 1.0 / (1.0 / pcie + 1.0 / pcie), 1e-9);
+}
+
+TEST_F(Dgx1, SameSwitchPairWithoutNvlinkWouldBePix) {
+  // gpu0 and gpu1 share plx0: without NVLink their PCIe path crosses one switch.
+  const Route r = route_between(m, gpu(0), gpu(1), P2P::off);
+  EXPECT_EQ(r.vertices[1], m.find_vertex("plx0"));
+}
+
+TEST_F(Dgx1, RingsUseEveryNvlinkBothWays) {
+  const RingPlan plan = plan_rings(m, m.gpus(), P2P::on);
+  // Each V100 has 6 NVLinks; the channels together use all of them in each direction.
+  EXPECT_NEAR(plan.bw_GBps, 6 * model_of(LinkType::nvlink, "2"), 1e-9);
+  EXPECT_EQ(plan.channels.size(), 4u);
+  for (const auto& c : plan.channels) EXPECT_EQ(c.order.size(), 8u);
+}
+
+TEST_F(Dgx1, P2POffRingIsBoundByTheSocketLink) {
+  const RingPlan plan = plan_rings(m, m.gpus(), P2P::off);
+  EXPECT_TRUE(plan.through_host);
+  EXPECT_NEAR(plan.bw_GBps, model_of(LinkType::qpi, "broadwell"), 1e-9);
+  EXPECT_NE(describe_bottleneck(m, plan).find("QPI"), std::string::npos);
+}
+
+TEST(Routes, DgxA100EveryPairIsNv12AndTheRingUsesAllLinks) {
+  const Machine m = resolve_machine("dgx-a100");
+  const auto g = m.gpus();
+  EXPECT_EQ(classify(m, g[0], g[7]).label, "NV12");
+  const RingPlan plan = plan_rings(m, g, P2P::on);
+  EXPECT_NEAR(plan.bw_GBps, model_of(LinkType::nvlink, "3", 12), 1e-9);
+}
+
+TEST(Routes, PcieServerRingNamesTheUpiLink) {
+  const Machine m = resolve_machine("pcie-8gpu");
+  const RingPlan plan = plan_rings(m, m.gpus(), P2P::on);
+  EXPECT_NEAR(plan.bw_GBps, model_of(LinkType::upi, "skylake"), 1e-9);
+  const std::string words = describe_bottleneck(m, plan);
+  EXPECT_NE(words.find("UPI"), std::string::npos) << words;
+  EXPECT_NE(words.find("cpu0 and cpu1"), std::string::npos) << words;
+  const auto g = m.gpus();
+  EXPECT_EQ(classify(m, g[0], g[1]).label, "PIX");
+  EXPECT_EQ(classify(m, g[0], g[4]).label, "SYS");
+}
+
+TEST(Routes, OneSocketPcieServerRingIsBoundByPcie) {
+  const Machine m = resolve_machine("pcie-4gpu");
+  const RingPlan plan = plan_rings(m, m.gpus(), P2P::on);
+  EXPECT_NEAR(plan.bw_GBps, model_of(LinkType::pcie, "3"), 1e-9);
+}
+
+}  // namespace
+}  // namespace scalelab::topo
