@@ -31,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
-    "scalelab scale --ranks 1,2,4 [--out DIR] [--chart BASE] [--json FILE] [train options]\n\n"
+    "scalelab scale --ranks 1,2,4 [--repeat R] [--out DIR] [--chart BASE] [--json FILE] [train options]\n\n"
     "Runs `scalelab train` with the given options at each rank count (through `scalelab run -np N`,\n"
     "i.e. mpirun), then prints the scaling table: ranks, global batch, images/sec (median over the\n"
     "run's epochs, all ranks together), speed-up and scaling efficiency relative to the smallest\n"
@@ -40,6 +40,7 @@ constexpr const char* kUsage =
     "  --ranks LIST   rank counts, comma separated (required)\n"
     "  --out DIR      folder for each run's JSON (default scale-out)\n"
     "  --chart BASE   chart files BASE.svg/.png/.dat/.gp (default <out>/scaling)\n"
+    "  --repeat R     run each rank count R times, interleaved; report the median (default 1)\n"
     "  --json FILE    write the table as JSON\n"
     "  every other option goes to `scalelab train` (see scalelab train --help)\n\n"
     "example: scalelab scale --ranks 1,2 --model cnn --epochs 1 --max-steps 100";
@@ -49,6 +50,7 @@ struct ScaleArgs {
   std::string out = "scale-out";
   std::string chart;
   std::string json;
+  int repeat = 1;
   std::vector<std::string> train_args;
 };
 
@@ -88,6 +90,10 @@ std::optional<ScaleArgs> parse_scale(const Args& args) {
       s.chart = value();
     } else if (x == "--json") {
       s.json = value();
+    } else if (x == "--repeat") {
+      const auto v = parse_int(value(), "--repeat");
+      if (v < 1 || v > 100) usage_error(args, "--repeat: give 1..100 runs per rank count");
+      s.repeat = static_cast<int>(v);
     } else if (x == "--timeline" || x == "--checkpoint" || x == "--resume") {
       usage_error(args, x + " would be shared by every run; use scalelab train for it");
     } else {
@@ -111,8 +117,9 @@ struct Row {
   double global_batch = 0;
   double ips = 0;
   double test_accuracy = -1;
-  double seconds = 0;
+  double seconds = 0;       // all runs together
   double peak_rss_mib = 0;
+  double load_average = 0;  // the largest 1-minute load average seen at the end of a run
   std::string json_file;
   std::string command;
 };
@@ -124,49 +131,60 @@ int cmd_scale(const Args& args) {
   if (!parsed) return 0;
   fs::create_directories(parsed->out);
   const std::string bin = self_binary();
-  std::vector<Row> rows;
-  for (int n : parsed->ranks) {
-    Row row;
-    row.ranks = n;
-    row.json_file = (fs::path(parsed->out) / ("train-" + std::to_string(n) + "ranks.json")).string();
-    std::vector<std::string> cmd{"run", "-np", std::to_string(n), "--", "train"};
-    cmd.insert(cmd.end(), parsed->train_args.begin(), parsed->train_args.end());
-    cmd.insert(cmd.end(), {"--json", row.json_file});
-    row.command = lab::shell_line(cmd).substr(2);
-    std::cout << "\n" << lab::shell_line(cmd) << std::endl;
-    fs::remove(row.json_file);
-    std::vector<std::string> full{bin};
-    full.insert(full.end(), cmd.begin(), cmd.end());
-    const int code = lab::run_process(full);
-    if (code != 0) {
-      const std::string msg = "scalelab scale: the run at " + std::to_string(n) + " rank" + (n == 1 ? "" : "s") +
-                              " exited with code " + std::to_string(code) + "; its output above says why";
-      if (code == 2) throw_usage(msg);
-      throw_runtime(msg);
+  std::vector<Row> rows(parsed->ranks.size());
+  std::vector<std::vector<double>> ips_runs(parsed->ranks.size());
+  // Repeats interleave the rank counts (1, 2, 1, 2, ...) so that a drift in the machine's load
+  // affects every rank count alike; each count's figure is the median over its runs.
+  for (int rep = 0; rep < parsed->repeat; ++rep) {
+    for (std::size_t i = 0; i < parsed->ranks.size(); ++i) {
+      const int n = parsed->ranks[i];
+      Row& row = rows[i];
+      row.ranks = n;
+      const std::string suffix = parsed->repeat > 1 ? "-run" + std::to_string(rep + 1) : "";
+      row.json_file = (fs::path(parsed->out) / ("train-" + std::to_string(n) + "ranks" + suffix + ".json")).string();
+      std::vector<std::string> cmd{"run", "-np", std::to_string(n), "--", "train"};
+      cmd.insert(cmd.end(), parsed->train_args.begin(), parsed->train_args.end());
+      cmd.insert(cmd.end(), {"--json", row.json_file});
+      row.command = lab::shell_line(cmd).substr(2);
+      std::cout << "\n" << lab::shell_line(cmd) << std::endl;
+      fs::remove(row.json_file);
+      std::vector<std::string> full{bin};
+      full.insert(full.end(), cmd.begin(), cmd.end());
+      const int code = lab::run_process(full);
+      if (code != 0) {
+        const std::string msg = "scalelab scale: the run at " + std::to_string(n) + " rank" + (n == 1 ? "" : "s") +
+                                " exited with code " + std::to_string(code) + "; its output above says why";
+        if (code == 2) throw_usage(msg);
+        throw_runtime(msg);
+      }
+      const nlohmann::json doc = read_json_file(row.json_file);
+      std::vector<double> ips;
+      for (const auto& e : doc.at("epochs")) {
+        ips.push_back(e.at("images_per_second").get<double>());
+        if (!e.at("test_accuracy").is_null()) row.test_accuracy = e.at("test_accuracy").get<double>();
+        row.peak_rss_mib = std::max(row.peak_rss_mib, e.at("peak_rss_mib").get<double>());
+      }
+      if (ips.empty()) throw_runtime(row.json_file + ": holds no epochs");
+      ips_runs[i].push_back(median(ips));
+      row.global_batch = doc.at("global_batch").get<double>();
+      row.seconds += doc.value("seconds", 0.0);
+      row.load_average = std::max(row.load_average, doc.value("load_average_end", 0.0));
     }
-    const nlohmann::json doc = read_json_file(row.json_file);
-    std::vector<double> ips;
-    for (const auto& e : doc.at("epochs")) {
-      ips.push_back(e.at("images_per_second").get<double>());
-      if (!e.at("test_accuracy").is_null()) row.test_accuracy = e.at("test_accuracy").get<double>();
-      row.peak_rss_mib = std::max(row.peak_rss_mib, e.at("peak_rss_mib").get<double>());
-    }
-    if (ips.empty()) throw_runtime(row.json_file + ": holds no epochs");
-    row.ips = median(ips);
-    row.global_batch = doc.at("global_batch").get<double>();
-    row.seconds = doc.value("seconds", 0.0);
-    rows.push_back(row);
   }
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i].ips = median(ips_runs[i]);
 
   const Row& base = rows.front();
   report::ConsoleTable table({{"ranks", "", 6}, {"global batch", "", 12}, {"images/sec", "", 11}, {"speed-up", "", 9},
-                              {"efficiency", "", 10}, {"test acc", "", 9}, {"peak RSS", "(MiB)", 9}});
-  std::cout << "\n# scaling: images/sec of all ranks together, median over epochs; speed-up and efficiency vs "
-            << base.ranks << " rank" << (base.ranks == 1 ? "" : "s") << "\n";
+                              {"efficiency", "", 10}, {"test acc", "", 9}, {"peak RSS", "(MiB)", 9}, {"load", "", 6}});
+  std::cout << "\n# scaling: images/sec of all ranks together, median over epochs"
+            << (parsed->repeat > 1 ? " and " + std::to_string(parsed->repeat) + " interleaved runs" : "")
+            << "; speed-up and efficiency vs " << base.ranks << " rank" << (base.ranks == 1 ? "" : "s")
+            << "; load: 1-minute load average after the run\n";
   table.print_header(std::cout);
   nlohmann::json doc = make_envelope("scale", 1, args.full);
   doc["train_args"] = parsed->train_args;
   doc["base_ranks"] = base.ranks;
+  doc["repeat"] = parsed->repeat;
   doc["rows"] = nlohmann::json::array();
   report::Chart chart;
   chart.title = "Scaling: images/sec against ranks";
@@ -179,7 +197,7 @@ int cmd_scale(const Args& args) {
     table.print_row(std::cout, {std::to_string(r.ranks), report::fixed(r.global_batch, 0), report::fixed(r.ips, 1),
                                 report::fixed(speedup, 2) + "x", report::fixed(efficiency * 100, 1) + "%",
                                 r.test_accuracy < 0 ? "-" : report::fixed(r.test_accuracy, 4),
-                                report::fixed(r.peak_rss_mib, 0)});
+                                report::fixed(r.peak_rss_mib, 0), report::fixed(r.load_average, 1)});
     doc["rows"].push_back({{"ranks", r.ranks},
                            {"global_batch", r.global_batch},
                            {"images_per_second", r.ips},
@@ -187,6 +205,8 @@ int cmd_scale(const Args& args) {
                            {"efficiency", efficiency},
                            {"test_accuracy", r.test_accuracy < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.test_accuracy)},
                            {"peak_rss_mib", r.peak_rss_mib},
+                           {"images_per_second_runs", ips_runs[static_cast<std::size_t>(&r - rows.data())]},
+                           {"load_average", r.load_average},
                            {"seconds", r.seconds},
                            {"json_file", r.json_file},
                            {"command", r.command}});

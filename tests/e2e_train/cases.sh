@@ -86,7 +86,8 @@ case $CASE in
   lab1_quick)
     "$LAB1" --quick --dataset synthetic --out lab --json lab.json || fail "lab1 --quick"
     json lab.json "[s['status'] for s in d['steps']]" | grep -q "'passed', 'passed', 'passed', 'passed', 'passed'" || fail "steps"
-    json lab.json "d['seconds'] < 120" | grep -q True || fail "quick lab over 2 minutes" ;;
+    # Under 2 minutes on a quiet 2-core machine; the bound leaves room for a busy CI host.
+    json lab.json "d['seconds'] < 300" | grep -q True || fail "quick lab over 5 minutes" ;;
   *) fail "unknown case $CASE" ;;
 esac
 echo "PASS: $CASE"
