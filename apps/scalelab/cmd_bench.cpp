@@ -13,6 +13,7 @@
 #include "bench/ranks.h"
 #include "bench/record.h"
 #include "bench/runner.h"
+#include "bench_predict.h"  // --predict (cost model)
 #include "collectives/algorithm.h"
 #include "comm/factory.h"
 #include "commands.h"
@@ -43,7 +44,7 @@ constexpr const char* kUsage =
 const std::vector<DataType> kAllTypes{DataType::f32, DataType::f64, DataType::f16, DataType::i32};
 const std::vector<ReduceOp> kAllOps{ReduceOp::sum, ReduceOp::avg, ReduceOp::min, ReduceOp::max};
 
-std::uint64_t positive_int(const std::string& text, const char* what) {
+std::uint64_t non_negative_int(const std::string& text, const char* what) {
   const std::int64_t v = parse_int(text, what);
   if (v < 0) throw_usage(std::string(what) + ": '" + text + "' is negative; give 0 or more");
   return static_cast<std::uint64_t>(v);
@@ -72,6 +73,7 @@ struct Parsed {
   std::vector<std::string> algorithms;
   std::string backend;
   std::string json_path;
+  PredictRequest predict;  // --predict (cost model)
 };
 
 std::optional<Parsed> parse_bench(const Args& args) {
@@ -94,6 +96,7 @@ std::optional<Parsed> parse_bench(const Args& args) {
       ("json", po::value<std::string>()->default_value(""), "write the results as JSON records to this file")
       ("nthreads,t", po::value<std::string>()->default_value("1"), "threads per process: only 1")
       ("ngpus,g", po::value<std::string>()->default_value("1"), "GPUs per thread: only 1");
+  add_predict_options(opts);  // --predict [--machine this|NAME|FILE] [--profile FILE]
   po::positional_options_description pos;
   pos.add("collective", 1);
   const auto vm = parse(args, kUsage, opts, &pos);
@@ -113,17 +116,17 @@ std::optional<Parsed> parse_bench(const Args& args) {
   }
   o.sweep.min_bytes = parse_size(str("minbytes"), "-b/--minbytes");
   o.sweep.max_bytes = parse_size(str("maxbytes"), "-e/--maxbytes");
-  o.sweep.step_factor = positive_int(str("stepfactor"), "-f/--stepfactor");
+  o.sweep.step_factor = non_negative_int(str("stepfactor"), "-f/--stepfactor");
   o.sweep.step_bytes = parse_size(str("stepbytes"), "-i/--stepbytes");
-  o.iters = static_cast<int>(positive_int(str("iters"), "-n/--iters"));
-  o.warmup_iters = static_cast<int>(positive_int(str("warmup_iters"), "-w/--warmup_iters"));
+  o.iters = static_cast<int>(non_negative_int(str("iters"), "-n/--iters"));
+  o.warmup_iters = static_cast<int>(non_negative_int(str("warmup_iters"), "-w/--warmup_iters"));
   if (o.iters < 1) throw_usage("-n/--iters 0: give at least 1 timed iteration");
   const std::string check = str("check");
   if (check != "0" && check != "1") throw_usage("-c/--check '" + check + "': give 1 (check results) or 0 (skip)");
   o.check = check == "1";
   o.types = str("datatype") == "all" ? kAllTypes : std::vector<DataType>{comm::parse_datatype(str("datatype"), "-d/--datatype")};
   o.ops = str("op") == "all" ? kAllOps : std::vector<ReduceOp>{comm::parse_reduce_op(str("op"), "-o/--op")};
-  o.root = static_cast<int>(positive_int(str("root"), "-r/--root"));
+  o.root = static_cast<int>(non_negative_int(str("root"), "-r/--root"));
   o.compare = (*vm)["compare"].as<bool>();
   p.algorithms = chosen_algorithms(o.collective, str("algo"), str("backend"));
   if (o.compare) {
@@ -132,6 +135,7 @@ std::optional<Parsed> parse_bench(const Args& args) {
   }
   p.backend = str("backend");
   p.json_path = str("json");
+  p.predict = predict_request(*vm);
   // Sizes against every type now, before any rank starts: a bad size is one line, not one per rank.
   for (const DataType t : o.types) (void)bench::size_sweep(o.sweep, comm::size_of(t));
   return p;
@@ -158,18 +162,23 @@ int cmd_bench(const Args& args) {
     return 2;
   }
   const auto places = bench::gather_rank_places(c);
+  // --predict: the cost model beside the measurements (bench_predict.h).
+  const auto prediction = BenchPrediction::make(parsed->predict, c.size());
   std::vector<nlohmann::json> runs;
   std::uint64_t wrong = 0;
   for (const std::string& algo : parsed->algorithms) {
     bench::BenchOptions o = parsed->options;
     o.algorithm = algo;
+    if (prediction) o.predictor = prediction->hook();
     bench::BenchPrinter printer(out, o, c.size(), c.backend());
     printer.preamble(places);
     printer.header();
     const auto result = bench::run_benchmark(c, o, [&](const bench::Row& row) { printer.row(row); });
     printer.footer(result.summary);
+    if (prediction) prediction->print_summary(out, result);
     wrong += result.summary.wrong_total;
     runs.push_back(bench::bench_run(o, result, places));
+    if (prediction) runs.back()["prediction"] = prediction->summary_json(result);
   }
   if (printer_rank && !parsed->json_path.empty()) {
     write_json_file(parsed->json_path, bench::bench_document(runs, args.full));
