@@ -97,7 +97,7 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
   // Cold runs walk through a region of 4x the last-level cache (at least the largest size).
   const std::size_t pool = std::max<std::size_t>(max_bytes, static_cast<std::size_t>(4 * p.llc_bytes));
   Region a(pool), b(pool), out(pool);
-  const int batches = o.quick ? 3 : 7;
+  const int batches = o.quick ? 5 : 11;
 
   std::vector<std::size_t> sizes;
   for (std::size_t s = 8; s <= max_bytes; s *= (s < 4096 ? 8 : 2)) sizes.push_back(s);
@@ -164,9 +164,13 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
       auto* m = static_cast<unsigned char*>(std::malloc(s));
       if (m == nullptr) throw_runtime("scalelab calibrate: malloc failed");
       std::memset(m, 1, s);
+      asm volatile("" : : "r"(m) : "memory");  // keep the fill: the compiler may not drop it
       std::free(m);
     });
-    const double t_reused = timed(comm, batches, reps, [&](int) { std::memset(a.at(0), 1, s); });
+    const double t_reused = timed(comm, batches, reps, [&](int) {
+      std::memset(a.at(0), 1, s);
+      asm volatile("" : : "r"(a.at(0)) : "memory");
+    });
     const bool fresh = t_fresh > 2.0 * t_reused;
     char line[160];
     std::snprintf(line, sizeof line, "temporary of %8zu KiB per call: %9.1f us (reused memory %8.1f us)%s", s >> 10,

@@ -1,0 +1,88 @@
+// bench --predict (see bench_predict.h).
+#include "bench_predict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "core/stats.h"
+#include "model/predict.h"
+#include "model/profile.h"
+#include "topo/catalog.h"
+
+namespace scalelab::cli {
+
+void add_predict_options(po::options_description& opts) {
+  opts.add_options()
+      ("predict", po::bool_switch(), "print the cost model's prediction and its error beside each size")
+      ("machine", po::value<std::string>()->default_value("this"), "--predict: this (CPU ranks, calibrated), a catalog machine or a machine file")
+      ("profile", po::value<std::string>()->default_value(""), "--predict on this machine: calibration profile (default ~/.cache/scalelab/this-machine.json)");
+}
+
+PredictRequest predict_request(const po::variables_map& vm) {
+  PredictRequest r;
+  r.enabled = vm["predict"].as<bool>();
+  r.machine = vm["machine"].as<std::string>();
+  r.profile = vm["profile"].as<std::string>();
+  if (r.enabled) {
+    // Check the machine and the profile now, before any rank starts: one line, exit 2.
+    const topo::Machine m = topo::resolve_machine(r.machine);
+    if (m.gpus().empty()) (void)model::load_profile(r.profile.empty() ? model::default_profile_path() : r.profile);
+  }
+  return r;
+}
+
+std::shared_ptr<BenchPrediction> BenchPrediction::make(const PredictRequest& r, int nranks) {
+  if (!r.enabled) return nullptr;
+  auto out = std::make_shared<BenchPrediction>();
+  const topo::Machine m = topo::resolve_machine(r.machine);
+  if (m.gpus().empty()) {
+    const std::string path = r.profile.empty() ? model::default_profile_path() : r.profile;
+    out->predictor_ = std::make_shared<model::Predictor>(model::load_profile(path), nranks);
+  } else {
+    out->predictor_ = std::make_shared<model::Predictor>(m, topo::select_gpus(m, std::to_string(nranks)), topo::P2P::on);
+  }
+  return out;
+}
+
+bench::Predictor BenchPrediction::hook() const {
+  auto pr = predictor_;
+  return [pr](const bench::CaseKey& k) -> std::optional<double> {
+    const auto x = pr->predict(k.collective, k.algorithm, std::nullopt, static_cast<double>(k.size_bytes));
+    if (!(x.time_s >= 0)) return std::nullopt;
+    return x.time_s * 1e6;
+  };
+}
+
+namespace {
+std::vector<double> abs_errors(const bench::BenchResult& result) {
+  std::vector<double> e;
+  for (const auto& row : result.rows) {
+    if (row.predicted_us && row.out_of_place.time_us > 0) {
+      e.push_back(std::abs(*row.predicted_us - row.out_of_place.time_us) / row.out_of_place.time_us * 100.0);
+    }
+  }
+  return e;
+}
+}  // namespace
+
+void BenchPrediction::print_summary(std::ostream& out, const bench::BenchResult& result) const {
+  const auto e = abs_errors(result);
+  char line[512];
+  std::snprintf(line, sizeof line, "# prediction (%s): median |error| %.1f%%, max %.1f%% over %zu sizes (out-of-place)\n",
+                predictor_->where().c_str(), e.empty() ? NAN : median(e), e.empty() ? NAN : *std::max_element(e.begin(), e.end()),
+                e.size());
+  out << line;
+}
+
+nlohmann::json BenchPrediction::summary_json(const bench::BenchResult& result) const {
+  const auto e = abs_errors(result);
+  return {{"model", predictor_->on_gpus() ? "nccl-like over the topology" : "calibrated alpha-beta-gamma"},
+          {"where", predictor_->where()},
+          {"sizes", e.size()},
+          {"median_abs_error_pct", e.empty() ? nlohmann::json() : nlohmann::json(median(e))},
+          {"max_abs_error_pct", e.empty() ? nlohmann::json() : nlohmann::json(*std::max_element(e.begin(), e.end()))}};
+}
+
+}  // namespace scalelab::cli

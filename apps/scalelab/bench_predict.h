@@ -1,0 +1,46 @@
+// `scalelab bench --predict [--machine this|NAME|FILE] [--profile FILE]`: the cost model's
+// prediction beside every measured size (the benchmark's predictor hook, bench/options.h), and
+// a summary of the errors (median and max |error|). On "this" machine the ranks are CPU ranks
+// and the calibrated profile (scalelab calibrate) supplies the costs; on a catalog machine the
+// ranks are its GPUs. cmd_bench.cpp calls these four functions and nothing else of the model.
+#pragma once
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/options.h"
+#include "cli.h"
+
+namespace scalelab::model {
+class Predictor;
+}
+
+namespace scalelab::cli {
+
+struct PredictRequest {
+  bool enabled = false;
+  std::string machine = "this";
+  std::string profile;  // empty: the default profile path
+};
+
+// Registers --predict, --machine and --profile.
+void add_predict_options(po::options_description& opts);
+[[nodiscard]] PredictRequest predict_request(const po::variables_map& vm);
+
+class BenchPrediction {
+ public:
+  // nullptr when the request is not enabled. Errors (no profile, unknown machine) are input errors.
+  static std::shared_ptr<BenchPrediction> make(const PredictRequest& r, int nranks);
+  [[nodiscard]] bench::Predictor hook() const;
+  // "# prediction (model: ...): median |error| 4.1%, max 9.8% over 11 sizes"
+  void print_summary(std::ostream& out, const bench::BenchResult& result) const;
+  [[nodiscard]] nlohmann::json summary_json(const bench::BenchResult& result) const;
+
+ private:
+  std::shared_ptr<model::Predictor> predictor_;
+};
+
+}  // namespace scalelab::cli
