@@ -41,6 +41,7 @@ void Model::build() {
   for (std::size_t i = 0; i < layers_.size(); ++i)
     layers_[i]->declare(params_, layer_names_[i], i ? out_shapes_[i - 1] : input_shape_);
   params_.finalize();
+  while (first_compute_ + 1 < layers_.size() && layers_[first_compute_]->aliases_input()) ++first_compute_;
   // One stream for initial values, another per layer for its randomness: adding a Dropout does
   // not change the initial weights of the other layers.
   Rng init_rng(seed_, 0);
@@ -105,8 +106,8 @@ void Model::backward(ConstTensorView dlogits) {
       dout = {dout.data, in.shape};
       continue;
     }
-    TensorView din;
-    if (i > 0) {
+    TensorView din;  // none for the first computing layer: nobody needs the model's input gradient
+    if (i > first_compute_) {
       din = {grad_buf_[next].data(), in.shape};
       next ^= 1;
     }
@@ -121,7 +122,7 @@ FlopCount Model::flops_per_image() const {
     FlopCount f = layers_[i]->flops(i ? out_shapes_[i - 1] : input_shape_);
     total.forward += f.forward;
     total.backward_params += f.backward_params;
-    if (i > 0) total.backward_input += f.backward_input;
+    if (i > first_compute_) total.backward_input += f.backward_input;
   }
   return total;
 }

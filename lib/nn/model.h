@@ -74,6 +74,7 @@ class Model {
   std::vector<Shape> out_shapes_;  // per sample, one per layer
   ParameterSet params_;
   std::size_t reserved_batch_ = 0;
+  std::size_t first_compute_ = 0;  // the first layer that does not merely alias its input
   std::vector<Tensor> acts_;  // output of each non-aliasing layer
   Tensor grad_buf_[2];        // ping-pong input gradients during backward
   ConstTensorView last_input_;
