@@ -6,15 +6,19 @@
 //
 // Every rank sends and receives 2 (p-1)/p of the buffer, the bandwidth lower bound, hence the
 // algorithm NCCL and Horovod use for large messages. Blocks of the reduce-scatter travel in
-// segments of kSegmentBytes: each received segment is reduced while it is still in cache, and
-// the scratch buffer is one segment, not one block. Out-of-place, the first reduction of each
-// block reads the send buffer directly, so no initial copy of the input is made.
+// segments: each received segment is reduced while it is still in cache, and the scratch buffer
+// is one segment, not one block. Segments are at least kMinSegmentBytes (per-message overhead)
+// and at most kMaxSegments per step: every message is a point where both ranks must be running,
+// and on a loaded (oversubscribed) machine each one can cost a scheduler time slice. Out of
+// place, the first reduction of each block reads the send buffer directly, so no initial copy
+// of the input is made.
 #include "collectives/algorithm_base.h"
 
 namespace scalelab::collectives {
 namespace {
 
-constexpr std::size_t kSegmentBytes = 256 * 1024;
+constexpr std::size_t kMinSegmentBytes = 256 * 1024;
+constexpr std::size_t kMaxSegments = 8;
 
 class RingAllreduce final : public AlgorithmBase {
  public:
@@ -34,7 +38,8 @@ class RingAllreduce final : public AlgorithmBase {
     const Blocks blocks{count, static_cast<std::size_t>(p)};
     // Every rank cuts every step into the same number of segments (from the largest block), so
     // both ends of each exchange make the same number of calls; trailing pieces may be empty.
-    const std::size_t seg = std::max<std::size_t>(1, kSegmentBytes / es);
+    const std::size_t seg = std::max({std::size_t{1}, kMinSegmentBytes / es,
+                                      (blocks.largest() + kMaxSegments - 1) / kMaxSegments});
     const std::size_t nseg = (blocks.largest() + seg - 1) / seg;
     unsigned char* tmp = scratch_.get(std::min(seg, blocks.largest()) * es);
 

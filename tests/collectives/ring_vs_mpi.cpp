@@ -8,6 +8,8 @@
 // Per size, the two are interleaved iteration by iteration (so a disturbance on this shared
 // machine hits both alike); an iteration's time is the slowest rank's, and the figure is the
 // median over iterations. busbw = bytes / time * 2 (p-1) / p (nccl-tests' allreduce factor).
+// The last column is the ratio of the fastest iterations: on a loaded machine the medians carry
+// the scheduler's noise, the best times less so.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -64,8 +66,8 @@ int run(int argc, char** argv) {
   if (comm->rank() == 0) {
     std::printf("# allreduce float sum, %d ranks, %s, median of %d iterations (after %d warm-up), time = slowest rank\n",
                 p, in_place ? "in place" : "out of place", iters, warmup);
-    std::printf("# %10s %12s %10s %12s %10s %8s\n", "size(B)", (algo_name + "(us)").c_str(), "busbw", "MPI(us)",
-                "busbw", "ratio");
+    std::printf("# %10s %12s %10s %12s %10s %8s %10s\n", "size(B)", (algo_name + "(us)").c_str(), "busbw", "MPI(us)",
+                "busbw", "ratio", "best-ratio");
   }
   for (std::size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
     const std::size_t count = bytes / sizeof(float);
@@ -83,9 +85,10 @@ int run(int argc, char** argv) {
       t_lib.push_back(timed(*comm, [&] { call(*library); }));
     }
     const double mo = scalelab::median(t_ours), ml = scalelab::median(t_lib);
+    const double best = scalelab::percentile(t_lib, 0) / scalelab::percentile(t_ours, 0);
     const double bo = static_cast<double>(bytes) / mo * factor / 1e9, bl = static_cast<double>(bytes) / ml * factor / 1e9;
     if (comm->rank() == 0) {
-      std::printf("  %10zu %12.1f %10.2f %12.1f %10.2f %8.2f\n", bytes, mo * 1e6, bo, ml * 1e6, bl, bo / bl);
+      std::printf("  %10zu %12.1f %10.2f %12.1f %10.2f %8.2f %10.2f\n", bytes, mo * 1e6, bo, ml * 1e6, bl, bo / bl, best);
       std::fflush(stdout);
     }
   }

@@ -77,7 +77,7 @@ std::string test_name(const ::testing::TestParamInfo<Named>& info) {
 INSTANTIATE_TEST_SUITE_P(Collectives, EveryAlgorithm, ::testing::ValuesIn(every_algorithm()), test_name);
 
 TEST(RingAllreduce, ScratchIsOneSegmentNotTheWholeBuffer) {
-  constexpr std::size_t kCount = 4 << 20;  // 16 MiB of float32
+  constexpr std::size_t kCount = 4 << 20;  // 16 MiB of float32: blocks of 8 MiB, segments of 1 MiB
   comm::run_local(2, [&](comm::Communicator& comm) {
     auto algo = collectives::make_algorithm(Collective::allreduce, "ring");
     std::vector<float> buf(kCount, 1.0f);
