@@ -121,6 +121,31 @@ void MaxPool2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorVie
   if (din.empty()) return;
   const std::size_t planes = in.shape[0] * in.shape[1], hw = in.shape[2] * in.shape[3];
   const std::size_t ohw = out.shape[2] * out.shape[3];
+  if (pool_ == 2 && stride_ == 2 && in.shape[2] % 2 == 0 && in.shape[3] % 2 == 0) {
+    // Windows tile the plane exactly: write every input position once (the gradient at the
+    // window's maximum, 0 elsewhere) instead of zero-filling and then scattering.
+    const std::size_t w = in.shape[3], ho = out.shape[2], wo = out.shape[3];
+    for (std::size_t pl = 0; pl < planes; ++pl) {
+      float* d = din.data + pl * hw;
+      const float* g = dout.data + pl * ohw;
+      const std::uint32_t* arg = argmax_.data() + pl * ohw;
+      for (std::size_t oh = 0; oh < ho; ++oh) {
+        float* r0 = d + 2 * oh * w;
+        float* r1 = r0 + w;
+        const auto base = static_cast<std::uint32_t>(2 * oh * w);
+        for (std::size_t ow = 0; ow < wo; ++ow) {
+          const std::uint32_t a = arg[oh * wo + ow], c = base + static_cast<std::uint32_t>(2 * ow);
+          const float v = g[oh * wo + ow];
+          const auto w32 = static_cast<std::uint32_t>(w);
+          r0[2 * ow] = a == c ? v : 0.0f;
+          r0[2 * ow + 1] = a == c + 1 ? v : 0.0f;
+          r1[2 * ow] = a == c + w32 ? v : 0.0f;
+          r1[2 * ow + 1] = a == c + w32 + 1 ? v : 0.0f;
+        }
+      }
+    }
+    return;
+  }
   std::fill_n(din.data, in.numel(), 0.0f);
   for (std::size_t pl = 0; pl < planes; ++pl) {
     float* d = din.data + pl * hw;

@@ -49,27 +49,43 @@ TEST(ReLU, GradientMatchesFiniteDifferencesAwayFromZero) {
   EXPECT_LT(h.input_error(), 1e-3);
 }
 
+// Both paths: the exact 2x2 tiling (even sizes, the cnn's) and the general one (an odd width).
 TEST(MaxPool2D, TakesTheWindowMaximumAndRoutesTheGradientThere) {
-  MaxPool2D p(2);
-  testing::LayerHarness h(p, Shape{2, 6, 5}, 2);
-  // Distinct values 0.1 apart: no ties, and a step of 1e-2 never changes which one is largest.
-  std::vector<float> v(h.in.numel());
-  std::iota(v.begin(), v.end(), 0.0f);
-  Rng rng(3);
-  std::shuffle(v.begin(), v.end(), rng.engine());
-  for (std::size_t i = 0; i < v.size(); ++i) h.in.data()[i] = 0.1f * v[i];
-  EXPECT_EQ(p.output_shape(Shape{2, 6, 5}), (Shape{2, 3, 2}));
-  h.loss();
-  const float* x = h.in.data();
-  for (std::size_t pl = 0; pl < 4; ++pl)
-    for (std::size_t oh = 0; oh < 3; ++oh)
-      for (std::size_t ow = 0; ow < 2; ++ow) {
-        float m = -1e30f;
-        for (std::size_t i = 0; i < 2; ++i)
-          for (std::size_t j = 0; j < 2; ++j) m = std::max(m, x[pl * 30 + (2 * oh + i) * 5 + 2 * ow + j]);
-        EXPECT_EQ(h.out.data()[pl * 6 + oh * 2 + ow], m);
-      }
-  EXPECT_LT(h.input_error(), 1e-3);
+  for (Shape s : {Shape{2, 6, 5}, Shape{3, 4, 6}}) {
+    MaxPool2D p(2);
+    testing::LayerHarness h(p, s, 2);
+    // Distinct values 0.1 apart: no ties, and a step of 1e-2 never changes which one is largest.
+    std::vector<float> v(h.in.numel());
+    std::iota(v.begin(), v.end(), 0.0f);
+    Rng rng(3);
+    std::shuffle(v.begin(), v.end(), rng.engine());
+    for (std::size_t i = 0; i < v.size(); ++i) h.in.data()[i] = 0.1f * v[i];
+    const std::size_t H = s[1], W = s[2], ho = H / 2, wo = W / 2, planes = 2 * s[0];
+    EXPECT_EQ(p.output_shape(s), (Shape{s[0], ho, wo}));
+    h.loss();
+    const float* x = h.in.data();
+    for (std::size_t pl = 0; pl < planes; ++pl)
+      for (std::size_t oh = 0; oh < ho; ++oh)
+        for (std::size_t ow = 0; ow < wo; ++ow) {
+          float m = -1e30f;
+          for (std::size_t i = 0; i < 2; ++i)
+            for (std::size_t j = 0; j < 2; ++j) m = std::max(m, x[pl * H * W + (2 * oh + i) * W + 2 * ow + j]);
+          EXPECT_EQ(h.out.data()[pl * ho * wo + oh * wo + ow], m) << s.str();
+        }
+    EXPECT_LT(h.input_error(), 1e-3) << s.str();
+  }
+}
+
+TEST(MaxPool2D, TiesSendTheGradientToTheFirstMaximumOnly) {
+  for (Shape s : {Shape{1, 2, 3}, Shape{1, 2, 2}}) {
+    MaxPool2D p(2);
+    testing::LayerHarness h(p, s, 1);
+    h.in.fill(1.0f);
+    h.r.fill(2.0f);
+    h.backward();
+    EXPECT_EQ(h.din.data()[0], 2.0f) << s.str();
+    for (std::size_t i = 1; i < h.din.numel(); ++i) EXPECT_EQ(h.din.data()[i], 0.0f) << s.str();
+  }
 }
 
 TEST(Flatten, KeepsNCHWOrderAndPassesGradientsThrough) {
