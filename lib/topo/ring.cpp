@@ -111,6 +111,18 @@ RingPlan plan_rings(const Machine& m, const std::vector<int>& gpus, P2P p2p, int
       plan.through_host = plan.through_host || r.through_host;
     }
     for (auto& v : cap) v = std::max(0.0, v);
+    if (ch == 0) {
+      // Rings over NVLink/xGMI only: later channels may not fall back to PCIe or the host.
+      bool fabric_only = true;
+      for (const Route& r : c.edges) {
+        for (int l : r.links) fabric_only = fabric_only && is_gpu_fabric(m.links[l].spec.type);
+      }
+      if (fabric_only) {
+        for (std::size_t l = 0; l < m.links.size(); ++l) {
+          if (!is_gpu_fabric(m.links[l].spec.type)) cap[2 * l] = cap[2 * l + 1] = 0;
+        }
+      }
+    }
     plan.bw_GBps += c.bw_GBps;
     if (ch == 0) plan.bottleneck_link = c.bottleneck_link;
     plan.channels.push_back(std::move(c));

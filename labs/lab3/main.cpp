@@ -1,0 +1,219 @@
+// Lab 3: the links decide. A cost model predicts allreduce over NVLink, NVSwitch, PCIe, the
+// socket link and InfiniBand on machines the student does not have; then, on the machine at
+// hand, the same model is calibrated, predicts, and is checked against the real benchmark.
+// Steps: this machine's topology; DGX-1's topology with its best and worst GPU pair and an
+// 8-GPU ring; predicted busbw against size on DGX-1, DGX A100 and a PCIe server, P2P on and off;
+// calibrate, predict, measure and compare here; what ResNet-50's 97 MB gradient exchange needs
+// from each link; a chart of predicted and measured busbw.
+// Handout: docs/labs/lab3.md. Run: `lab3 --quick` (a few minutes) or `lab3`.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lab/runner.h"
+#include "report/chart.h"
+
+namespace {
+
+using scalelab::lab::StepContext;
+using Json = nlohmann::json;
+
+// ResNet-50: 25,610,216 float32 parameters (REFERENCE.md): the gradient every step exchanges.
+constexpr double kResnet50Bytes = 25610216.0 * 4;
+// 4 V100, GPU-only throughput of the same lab (REFERENCE.md): 2,795.8 img/s, batch 64 per GPU.
+constexpr double kResnet50ImagesPerSecond4V100 = 2795.8;
+constexpr double kBatchPerGpu = 64;
+
+std::string sizes_max(const StepContext& ctx) { return ctx.options().quick ? "16M" : "64M"; }
+
+void this_topology(StepContext& ctx) {
+  const Json t = ctx.run({"topo", "--json", ctx.out("this-topo.json")}, ctx.out("this-topo.json"));
+  ctx.note("gpus", t.at("gpus"));
+  ctx.say(t.at("gpus").empty()
+              ? "\nNo GPUs here: the ranks are CPU processes and their 'link' is shared memory, which the\n"
+                "model cannot read from a table; step 4 measures it."
+              : "\nCompare the matrix with `nvidia-smi topo -m` on this machine.");
+  ctx.say("Question: on a two-socket server, which pairs of cores would you expect to talk fastest?");
+}
+
+void dgx1(StepContext& ctx) {
+  const Json t = ctx.run({"topo", "--machine", "dgx1", "--json", ctx.out("dgx1-topo.json")}, ctx.out("dgx1-topo.json"));
+  const auto& routes = t.at("routes");
+  const auto by_copy = [](const Json& a, const Json& b) { return a.at("copy_GBps").get<double>() < b.at("copy_GBps").get<double>(); };
+  const Json best = *std::max_element(routes.begin(), routes.end(), by_copy);
+  const Json worst = *std::min_element(routes.begin(), routes.end(), by_copy);
+  const auto pos = [](const Json& id) { return id.get<std::string>().substr(3); };
+  Json pair_busbw;
+  for (const Json* r : {&best, &worst}) {
+    const std::string gpus = pos(r->at("from")) + "," + pos(r->at("to"));
+    const std::string file = ctx.out("dgx1-pair-" + pos(r->at("from")) + pos(r->at("to")) + ".json");
+    const Json p = ctx.run({"predict", "allreduce", "--machine", "dgx1", "--gpus", gpus, "-b", "256M", "-e", "256M", "--json", file}, file);
+    pair_busbw[gpus] = p.at("rows").back().at("busbw_GBps");
+    ctx.say(fmt::format("  GPUs {} ({}): peer copy {:.1f} GB/s per direction ({:.1f} both ways), 256 MiB allreduce busbw {:.1f} GB/s",
+                        gpus, r->at("class").get<std::string>(), r->at("copy_GBps").get<double>(),
+                        2 * r->at("copy_GBps").get<double>(), p.at("rows").back().at("busbw_GBps").get<double>()));
+  }
+  const Json ring = ctx.run({"predict", "allreduce", "--machine", "dgx1", "--gpus", "8", "-b", "256M", "-e", "256M", "--json",
+                             ctx.out("dgx1-ring.json")}, ctx.out("dgx1-ring.json"));
+  ctx.note("best_pair", best);
+  ctx.note("worst_pair", worst);
+  ctx.note("pair_busbw_GBps", pair_busbw);
+  ctx.note("ring8_busbw_GBps", ring.at("rows").back().at("busbw_GBps"));
+  ctx.say(fmt::format("  8-GPU ring: busbw {:.1f} GB/s; {}", ring.at("rows").back().at("busbw_GBps").get<double>(),
+                      t.at("ring_bottleneck").get<std::string>()));
+  ctx.say("Published (p2pBandwidthLatencyTest, REFERENCE.md): one NVLink 48.5 GB/s both ways, two 96.9, PCIe+SMP 14.3-14.5.\n"
+          "Question: why does the 8-GPU ring reach more than any single pair, and what would it lose\n"
+          "if one of its channels had to use the pair without NVLink?");
+}
+
+void busbw_curves(StepContext& ctx) {
+  const std::vector<std::string> machines{"dgx1", "dgx-a100", "pcie-8gpu"};
+  Json table;
+  scalelab::report::Chart chart{.title = "predicted allreduce busbw, 8 GPUs", .x_label = "message size",
+                                .y_label = "busbw (GB/s)", .log_x = true, .log_x_base = 2, .log_y = true,
+                                .x_format = "%.0b%BB", .y_format = "", .series = {}};
+  for (const auto& m : machines) {
+    for (const std::string p2p : {"on", "off"}) {
+      const std::string file = ctx.out("predict-" + m + "-p2p-" + p2p + ".json");
+      const Json doc = ctx.run({"predict", "allreduce", "--machine", m, "--gpus", "8", "--p2p", p2p, "-b", "8",
+                                "-e", ctx.options().quick ? "256M" : "1G", "-f", ctx.options().quick ? "16" : "4", "--json", file},
+                               file);
+      scalelab::report::Series s{m + ", P2P " + p2p, {}};
+      for (const auto& r : doc.at("rows")) s.points.emplace_back(r.at("size_bytes").get<double>(), r.at("busbw_GBps").get<double>());
+      chart.series.push_back(s);
+      const Json& last = doc.at("rows").back();
+      table[m]["p2p_" + p2p] = last.at("busbw_GBps");
+      ctx.say(fmt::format("  {:<10} P2P {:<3}: {:7.1f} GB/s at {} B   ({})", m, p2p, last.at("busbw_GBps").get<double>(),
+                          last.at("size_bytes").get<std::uint64_t>(), doc.at("bottleneck").get<std::string>()));
+    }
+  }
+  ctx.note("largest_size_busbw_GBps", table);
+  try {
+    const auto files = scalelab::report::write_chart(chart, ctx.out("predicted-busbw"));
+    ctx.note("chart", files.svg);
+    ctx.say("  chart: " + files.svg);
+  } catch (const std::exception& e) {
+    ctx.say(std::string("  (no chart: ") + e.what() + ")");
+  }
+  ctx.say("Question: where do the curves flatten, and why does P2P off hurt DGX-1 far more than the PCIe server?");
+}
+
+void predict_then_measure(StepContext& ctx) {
+  const std::string profile = ctx.out("this-machine-profile.json");
+  std::vector<std::string> cal{"calibrate", "--profile", profile};
+  if (ctx.options().quick) cal.push_back("--quick");
+  ctx.run(cal);
+  Json summary;
+  for (const std::string algo : {"ring", "library"}) {
+    const std::string pf = ctx.out("predict-this-" + algo + ".json");
+    ctx.run({"predict", "allreduce", "--machine", "this", "--ranks", "2", "--profile", profile, "--algo", algo, "-b", "64K",
+             "-e", sizes_max(ctx), "-f", "2", "--json", pf});
+    const std::string bf = ctx.out("bench-this-" + algo + ".json");
+    const Json b = ctx.run({"run", "-np", "2", "--", "bench", "allreduce", "-b", "64K", "-e", sizes_max(ctx), "-f", "2",
+                            "--algo", algo, "-n", ctx.options().quick ? "5" : "20", "--predict", "--profile", profile, "--json", bf},
+                           bf);
+    summary[algo] = b.at("runs").at(0).at("prediction");
+    ctx.say(fmt::format("  {}: median |error| {:.1f}%, max {:.1f}%", algo,
+                        summary[algo].value("median_abs_error_pct", NAN), summary[algo].value("max_abs_error_pct", NAN)));
+  }
+  ctx.note("prediction_errors", summary);
+  ctx.say("The model's target: median |error| <= 10%, max <= 25% (a quiet machine; check `uptime`).\n"
+          "Question: where is the library's error largest, and which mechanism (see docs/cost-model.md) explains it?");
+}
+
+void resnet50_links(StepContext& ctx) {
+  // Per-GPU step time of ResNet-50 on V100 at batch 64 (GPU only): the time the exchange can hide in.
+  const double step_s = kBatchPerGpu / (kResnet50ImagesPerSecond4V100 / 4);
+  struct Case {
+    const char* what;
+    std::vector<std::string> args;
+  };
+  const std::string size = fmt::format("{:.0f}", kResnet50Bytes);
+  const std::vector<Case> cases{
+      {"DGX-1, 8 V100, NVLink rings", {"--machine", "dgx1", "--gpus", "8"}},
+      {"DGX-1, 8 V100, P2P off (host memory, QPI)", {"--machine", "dgx1", "--gpus", "8", "--p2p", "off"}},
+      {"8 V100 PCIe, two sockets (UPI)", {"--machine", "pcie-8gpu", "--gpus", "8"}},
+      {"4 V100 PCIe, one switch", {"--machine", "pcie-4gpu", "--gpus", "4"}},
+      {"DGX A100, NVSwitch", {"--machine", "dgx-a100", "--gpus", "8"}},
+      {"DGX H100, NVSwitch (NVLink 4)", {"--machine", "dgx-h100", "--gpus", "8"}},
+      {"Puhti, 2 nodes x 4 V100 (InfiniBand EDR)", {"--machine", "puhti", "--gpus", "8"}},
+      {"this machine, 2 CPU ranks (calibrated)", {"--machine", "this", "--ranks", "2", "--profile", ctx.out("this-machine-profile.json")}},
+  };
+  ctx.say(fmt::format("ResNet-50 gradients: {:.1f} MB per step; a V100 step at batch {} takes about {:.0f} ms (GPU only).",
+                      kResnet50Bytes / 1e6, kBatchPerGpu, step_s * 1e3));
+  Json rows = Json::array();
+  int i = 0;
+  for (const auto& c : cases) {
+    const std::string file = ctx.out("resnet50-" + std::to_string(i++) + ".json");
+    std::vector<std::string> args{"predict", "allreduce", "-b", size, "-e", size};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    args.insert(args.end(), {"--json", file});
+    const Json doc = ctx.run(args, file);
+    const Json& r = doc.at("rows").back();
+    const double t = r.at("time_us").get<double>() * 1e-6;
+    rows.push_back({{"case", c.what}, {"time_ms", t * 1e3}, {"busbw_GBps", r.at("busbw_GBps")}, {"fraction_of_step", t / step_s}});
+    ctx.say(fmt::format("  {:<44} allreduce {:8.1f} ms = {:5.0f}% of a step   (busbw {:.1f} GB/s)", c.what, t * 1e3,
+                        100 * t / step_s, r.at("busbw_GBps").get<double>()));
+  }
+  ctx.note("resnet50", rows);
+  ctx.say("Question: which links could hide the exchange behind the backward pass (about 2/3 of a step),\n"
+          "and what busbw would that take?");
+}
+
+void chart(StepContext& ctx) {
+  scalelab::report::Chart c{.title = "allreduce on this machine, 2 ranks: predicted and measured", .x_label = "message size",
+                            .y_label = "busbw (GB/s)", .log_x = true, .log_x_base = 2, .log_y = false,
+                            .x_format = "%.0b%BB", .y_format = "", .series = {}};
+  for (const std::string algo : {"ring", "library"}) {
+    const Json b = ctx.earlier(ctx.out("bench-this-" + algo + ".json"), 4);
+    const Json& run = b.at("runs").at(0);
+    const double factor = run.at("benchmark").at("busbw_factor").get<double>();
+    scalelab::report::Series measured{algo + " measured", {}}, predicted{algo + " predicted", {}};
+    for (const auto& r : run.at("results")) {
+      const double size = r.at("size_bytes").get<double>();
+      measured.points.emplace_back(size, r.at("out_of_place").at("busbw_GBps").get<double>());
+      if (r.at("predicted_us").is_number()) predicted.points.emplace_back(size, size / (r.at("predicted_us").get<double>() * 1e3) * factor);
+    }
+    c.series.push_back(measured);
+    c.series.push_back(predicted);
+  }
+  try {
+    const auto files = scalelab::report::write_chart(c, ctx.out("this-machine-busbw"));
+    ctx.note("chart", files.svg);
+    ctx.say("Chart: " + files.svg + " (data and gnuplot script beside it).");
+  } catch (const std::exception& e) {
+    ctx.say(std::string("(no chart: ") + e.what() + ")");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  scalelab::lab::Lab lab("lab3", "Topology: predict, then measure, allreduce over NVLink and PCIe");
+  lab.add_step({"This machine's topology",
+                "scalelab detects this machine (CPU sockets and NUMA from hwloc, GPUs from CUDA when built with it) "
+                "and prints it the way `nvidia-smi topo -m` does.",
+                this_topology});
+  lab.add_step({"DGX-1: best and worst GPU pair, and an 8-GPU ring",
+                "The DGX-1's hybrid cube mesh gives some pairs two NVLinks, some one and some none. The model routes "
+                "each pair over its widest path and builds NCCL-style ring channels.",
+                dgx1});
+  lab.add_step({"Predicted bus bandwidth against size: DGX-1, DGX A100, a PCIe server, P2P on and off",
+                "Small messages pay latency (a base cost plus one hop per ring step), large ones the slowest link a "
+                "ring crosses. NCCL_P2P_DISABLE=1 sends every transfer through host memory.",
+                busbw_curves});
+  lab.add_step({"This machine: calibrate, predict, then measure with the real benchmark",
+                "calibrate measures point-to-point, reduction and copy costs and the allocator's fresh-page cost on "
+                "2 ranks; predict uses them; bench measures the same allreduce and prints the error per size.",
+                predict_then_measure});
+  lab.add_step({"ResNet-50's gradient exchange against each link",
+                "Every step exchanges 97 MB (25.6 M float32 gradients). How long does that take on each machine, "
+                "against the time a step computes?",
+                resnet50_links});
+  lab.add_step({"Chart: predicted and measured busbw against size",
+                "One picture of the comparison of step 4, drawn with gnuplot (data and script kept beside it).", chart});
+  return lab.main(argc, argv);
+}
