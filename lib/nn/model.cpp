@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 
@@ -128,16 +129,20 @@ FlopCount Model::flops_per_image() const {
 }
 
 void Model::print_summary(std::ostream& os) const {
-  const std::string rule(72, '_'), thick(72, '=');
+  // The first column fits the longest "name (Type)", as Keras widens it.
+  std::size_t col = 30;
+  for (std::size_t i = 0; i < layers_.size(); ++i)
+    col = std::max(col, layer_names_[i].size() + layers_[i]->type().size() + 5);
+  const std::string rule(col + 39, '_'), thick(col + 39, '=');
   os << "Model: \"" << name_ << "\"\n" << rule << "\n";
-  os << fmt::format(" {:<30}{:<26}{:>12}\n", "Layer (type)", "Output Shape", "Param #") << thick << "\n";
+  os << fmt::format(" {:<{}}{:<26}{:>12}\n", "Layer (type)", col, "Output Shape", "Param #") << thick << "\n";
   std::size_t total = 0;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     std::string shape = out_shapes_[i].str();
     shape = "(None, " + shape.substr(1);
     std::size_t p = layers_[i]->parameter_count();
     total += p;
-    os << fmt::format(" {:<30}{:<26}{:>12}\n", layer_names_[i] + " (" + layers_[i]->type() + ")", shape, p);
+    os << fmt::format(" {:<{}}{:<26}{:>12}\n", layer_names_[i] + " (" + layers_[i]->type() + ")", col, shape, p);
     os << (i + 1 < layers_.size() ? "\n" : "");
   }
   FlopCount f = flops_per_image();
