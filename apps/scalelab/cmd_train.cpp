@@ -93,6 +93,8 @@ std::optional<Parsed> parse_train(const Args& args) {
       ("prefetch", po::value<int>()->default_value(2), "batches the loader prepares ahead")
       ("throughput-skip", po::value<long long>()->default_value(5), "steps left out of images/sec at the start of each epoch")
       ("no-eval", po::bool_switch(), "skip the test-set evaluation after each epoch")
+      ("stall-timeout", po::value<double>()->default_value(300),
+       "end a rank after this many seconds without a finished step (a peer stopped or died); 0: never")
       ("backend", po::value<std::string>()->default_value("mpi"), "communicator backend")
       ("quiet", po::bool_switch(), "no progress lines");
   auto vm = parse(args, kUsage, o);
@@ -124,6 +126,8 @@ std::optional<Parsed> parse_train(const Args& args) {
   c.throughput_skip = non_negative<std::size_t>(*vm, "throughput-skip");
   c.evaluate = !(*vm)["no-eval"].as<bool>();
   c.verbose = !(*vm)["quiet"].as<bool>();
+  c.stall_timeout_s = (*vm)["stall-timeout"].as<double>();
+  if (!(c.stall_timeout_s >= 0)) usage_error(args, "--stall-timeout: give seconds >= 0 (0: never)");
   p.json = (*vm)["json"].as<std::string>();
   p.backend = (*vm)["backend"].as<std::string>();
 

@@ -47,7 +47,8 @@ nlohmann::json config_json(const TrainConfig& c) {
           {"backward_passes_per_step", c.backward_passes_per_step},
           {"loader_workers", c.loader_workers},
           {"prefetch", c.prefetch},
-          {"throughput_skip", c.throughput_skip}};
+          {"throughput_skip", c.throughput_skip},
+          {"stall_timeout_s", c.stall_timeout_s}};
 }
 
 }  // namespace scalelab::train

@@ -37,6 +37,7 @@ struct TrainConfig {
   bool evaluate = true;               // test-set evaluation after every epoch
   std::size_t throughput_skip = 5;    // steps excluded from images/sec at the start of each epoch
   bool verbose = true;                // rank 0 prints progress lines
+  double stall_timeout_s = 300;       // end this rank after so long without a finished step; 0: never
 };
 
 struct EpochRecord {

@@ -23,6 +23,7 @@
 #include "train/progress.h"
 #include "train/replicate.h"
 #include "train/timeline.h"
+#include "train/watchdog.h"
 
 namespace scalelab::train {
 
@@ -152,6 +153,7 @@ TrainResult Trainer::run() {
   }
 
   comm_.barrier();
+  StallWatchdog watchdog(config_.stall_timeout_s, rank);
   const double t_start = now_seconds();
   timeline.start(t_start);
   std::int64_t global_step = counters[1];
@@ -195,6 +197,7 @@ TrainResult Trainer::run() {
       const double t5 = now_seconds();
       timeline.span(Phase::optimizer, t4, t5);
       ++global_step;
+      watchdog.beat("optimizer", global_step);
       if (s + 1 == skip) timed_t0 = t5;
       progress.update(s + 1, loss_sum / samples, correct / samples);
     }
@@ -215,12 +218,14 @@ TrainResult Trainer::run() {
     rec.global_step = global_step;
     double sums[3] = {loss_sum, correct, samples};
     comm_.allreduce(sums, sums, 3, comm::DataType::f64, comm::ReduceOp::sum);
+    watchdog.beat("metrics", global_step);
     rec.loss = sums[0] / sums[2];
     rec.accuracy = sums[1] / sums[2];
     if (config_.evaluate) {
       const double e0 = now_seconds();
       const auto [test_loss, test_accuracy] = evaluate(eval_images, eval_labels);
       const double e1 = now_seconds();
+      watchdog.beat("evaluation", global_step);
       timeline.span(Phase::evaluate, e0, e1);
       rec.test_loss = test_loss;
       rec.test_accuracy = test_accuracy;
@@ -237,6 +242,7 @@ TrainResult Trainer::run() {
       save_checkpoint(config_.checkpoint, {config_.model, optimizer_->name(), {epoch + 1, global_step}}, params, *optimizer_);
       timeline.span(Phase::checkpoint, c0, now_seconds());
     }
+    watchdog.beat("epoch end", global_step);
     rec.wall_seconds = now_seconds() - t_start;
     result.epochs.push_back(rec);
     if (on_epoch_) on_epoch_(rec);

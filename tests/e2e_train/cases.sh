@@ -75,6 +75,29 @@ case $CASE in
     [ "$took" -le 30 ] || fail "took $took s to exit"
     grep -q "rank 1" out.txt || fail "no message naming rank 1"
     if pgrep -f "scalelab train --dataset synthetic --model cnn" > /dev/null; then fail "a rank survived"; fi ;;
+  rank_stopped)
+    # A peer that stops without dying (SIGSTOP): mpirun sees nothing; the stall watchdog ends rank 0.
+    "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --batch-size 8 --max-steps 100000 \
+        --epochs 1 --stall-timeout 5 > out.txt 2>&1 &
+    launcher=$!
+    for i in $(seq 1 60); do
+      victim=$(for p in $(pgrep -f "scalelab train --dataset synthetic --model mlp --batch-size 8"); do
+                 tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && echo $p; done)
+      [ -n "$victim" ] && grep -q "^Epoch 1/1" out.txt && break
+      sleep 0.5
+    done
+    [ -n "$victim" ] || fail "rank 1 never started"
+    sleep 1
+    start=$(date +%s)
+    kill -STOP "$victim"
+    wait $launcher
+    rc=$?
+    took=$(( $(date +%s) - start ))
+    kill -9 "$victim" 2>/dev/null
+    cat out.txt
+    [ "$rc" != 0 ] || fail "the job exited 0 with a stopped rank"
+    [ "$took" -le 30 ] || fail "took $took s to exit"
+    grep -q "rank 0: no training progress for" out.txt || fail "no watchdog message" ;;
   scale)
     "$SCALELAB" scale --ranks 1,2 --dataset synthetic --model mlp --max-steps 30 --batch-size 64 --no-eval \
         --out s --json scale.json > out.txt 2>&1 || { cat out.txt; fail "scale"; }
