@@ -28,17 +28,21 @@ constexpr double kAssumedEfficiency = 0.9;  // Lab 1's scaling-efficiency bar, f
 
 int epochs(const LabOptions& o) { return o.quick ? 3 : 5; }
 
-std::vector<std::string> converge_args(const LabOptions& o, const std::string& configs, const std::string& json) {
+constexpr const char* kLr = "0.01";        // SGD at the baseline batch
+constexpr const char* kDoubledLr = "0.02";  // steps 3 and 4 also try twice that: x16 = 0.32
+
+std::vector<std::string> converge_args(const LabOptions& o, const std::string& configs, const std::string& json,
+                                       const std::string& lr = kLr) {
   return {"converge", "--model", "mlp", "--dataset", o.dataset, "--epochs", std::to_string(epochs(o)),
           "--base-batch", std::to_string(kBaseBatch), "--scale", std::to_string(kScale), "--layerwise-scale",
-          std::to_string(kLayerwiseScale), "--lr", "0.01", "--warmup-epochs", "1", "--lr-schedule", "cosine",
+          std::to_string(kLayerwiseScale), "--lr", lr, "--warmup-epochs", "1", "--lr-schedule", "cosine",
           "--target-accuracy", fmt::format("{}", kTargetAccuracy), "--seed", "42", "--configs", configs,
           "--charts", "", "--json", json};
 }
 
 // Runs `configs` and returns their records.
-Json run_configs(StepContext& ctx, const std::string& configs, const std::string& file) {
-  const Json doc = ctx.run(converge_args(ctx.options(), configs, ctx.out(file)), ctx.out(file));
+Json run_configs(StepContext& ctx, const std::string& configs, const std::string& file, const std::string& lr = kLr) {
+  const Json doc = ctx.run(converge_args(ctx.options(), configs, ctx.out(file), lr), ctx.out(file));
   return doc.at("configurations");
 }
 
@@ -80,16 +84,39 @@ void linear(StepContext& ctx) {
   const Json base = ctx.earlier(ctx.out("baseline.json"), 1).at("configurations").at(0);
   const Json& e1 = r.at("epochs").at(0);
   const Json& b1 = base.at("epochs").at(0);
-  ctx.note("linear_epoch1_test_loss", e1.at("test_loss"));
-  ctx.say(fmt::format("After epoch 1: test loss {:.4f} (baseline {:.4f}). The linear rule (Goyal et al.: lr = 0.1 x batch/256) "
-                      "sets lr {:g} from the first step, while the weights are still random and the gradients large: "
-                      "the first steps overshoot, and the run starts from a worse place.",
-                      e1.at("test_loss").get<double>(), b1.at("test_loss").get<double>(), r.at("peak_lr").get<double>()));
+  const double loss1 = e1.at("test_loss").get<double>();
+  ctx.note("linear_epoch1_test_loss", loss1);
+  ctx.say(fmt::format("After epoch 1: test loss {:.4f}, accuracy {:.2f}% (baseline {:.4f}, {:.2f}%). The linear rule (Goyal et "
+                      "al.: lr = 0.1 x batch/256) sets lr {:g} from the very first step, while the weights are random and "
+                      "the gradients large.",
+                      loss1, 100 * e1.at("test_accuracy").get<double>(), b1.at("test_loss").get<double>(),
+                      100 * b1.at("test_accuracy").get<double>(), r.at("peak_lr").get<double>()));
+  if (final_acc(r) < 0.2) {
+    ctx.say("The run diverged: accuracy at chance (10%) and a loss of ln 10 = 2.3026, the loss of a uniform guess. The "
+            "first steps overshot so far that the ReLUs died or the weights blew up, and training never recovered.");
+  } else if (loss1 > b1.at("test_loss").get<double>()) {
+    ctx.say("The first epoch is worse than the baseline's: the first steps overshoot.");
+  } else {
+    ctx.say("This time the first steps did not overshoot badly. Now the same with a baseline lr twice as large (0.02, "
+            "which the baseline itself trains well with: x16 = 0.32):");
+    const Json d = run_configs(ctx, "linear", "linear-lr0.02.json", kDoubledLr).at(0);
+    ctx.note("linear_lr0.02_test_accuracy", final_acc(d));
+    ctx.say(fmt::format("linear at lr {:g}: test accuracy {:.2f}%, test loss {:.4f}.", d.at("peak_lr").get<double>(),
+                        100 * final_acc(d), d.at("final_test_loss").get<double>()));
+    if (final_acc(d) < 0.2) {
+      ctx.say("Diverged: accuracy at chance (10%) and a loss of ln 10 = 2.3026, a uniform guess. The first steps "
+              "overshot so far that training never recovered. Step 4 runs the same lr with warm-up.");
+    }
+  }
 }
 
 void warmup(StepContext& ctx) {
   const Json r = run_configs(ctx, "linear-warmup", "linear-warmup.json").at(0);
   report(ctx, r);
+  const Json d = run_configs(ctx, "linear-warmup", "linear-warmup-lr0.02.json", kDoubledLr).at(0);
+  ctx.note("linear-warmup_lr0.02_test_accuracy", final_acc(d));
+  ctx.say(fmt::format("With the doubled baseline lr (peak {:g}, which diverged without warm-up in step 3): test accuracy "
+                      "{:.2f}%.", d.at("peak_lr").get<double>(), 100 * final_acc(d)));
   ctx.say("Gradual warm-up raises the lr step by step from the baseline's lr to the scaled one over the first epoch "
           "(Horovod's LearningRateWarmupCallback does the same per epoch). The large batch now reaches the baseline's "
           "accuracy in the same epochs, with 16x fewer, larger steps.");
@@ -145,7 +172,8 @@ void time_to_accuracy(StepContext& ctx) {
       ctx.note(name + "_predicted_seconds_to_target", nullptr);
       continue;
     }
-    const double predicted = ett.get<double>() * base_epoch_s / (workers * kAssumedEfficiency);
+    const double efficiency = workers == 1 ? 1.0 : kAssumedEfficiency;
+    const double predicted = ett.get<double>() * base_epoch_s / (workers * efficiency);
     ctx.note(name + "_predicted_seconds_to_target", predicted);
     ctx.say(fmt::format("  {:14} {:2} workers: {} epoch(s); predicted {:.2f} s on {} devices", name, workers, ett.get<int>(),
                         predicted, workers));
@@ -166,9 +194,13 @@ int main(int argc, char** argv) {
                 "16 emulated workers x batch 32 = global batch 512 (each step accumulates 16 micro-batches, exactly as "
                 "16 ranks would average their gradients). Same epochs, same lr.",
                 naive});
-  lab.add_step({"Linear scaling alone", "The same batch of 512 with the lr multiplied by 16, from the first step.", linear});
+  lab.add_step({"Linear scaling alone",
+                "The same batch of 512 with the lr multiplied by 16 (0.16), from the first step; then, if that held, "
+                "with a baseline lr of 0.02 (x16 = 0.32).",
+                linear});
   lab.add_step({"Linear scaling with gradual warm-up",
-                "The lr climbs linearly, step by step, from 0.01 to 0.16 over the first epoch, then follows the cosine.",
+                "The lr climbs linearly, step by step, from 0.01 to 0.16 over the first epoch, then follows the cosine; "
+                "then the same from 0.02 to 0.32.",
                 warmup});
   lab.add_step({"Square-root scaling", "The lr multiplied by sqrt(16) = 4, with the same warm-up.", sqrt_scaling});
   lab.add_step({"LARS and LAMB at a larger batch still",

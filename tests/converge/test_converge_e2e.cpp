@@ -1,5 +1,6 @@
-// End-to-end tests of `scalelab converge` (the real binary, SCALELAB_BIN_PATH) and of lab2:
-//   - the large-batch lesson holds on a shortened run (3 epochs of the MLP on Fashion-MNIST):
+// End-to-end tests of `scalelab converge`, the real binary (SCALELAB_BIN_PATH):
+//   - the large-batch lesson holds on a shortened run (4 epochs of the MLP on Fashion-MNIST; the
+//     margins hold over seeds 1-4 and 42, docs/convergence-results.md):
 //     (a) the naive 16x batch loses at least 3 points of test accuracy against the baseline,
 //     (b) linear scaling with gradual warm-up comes back within 1 point,
 //     (c) LAMB at a 32x batch stays within 1.5 points;
@@ -58,7 +59,7 @@ double final_accuracy(const nlohmann::json& doc, const std::string& name) {
 TEST(ConvergeLesson, LargeBatchLosesAccuracyAndScalingWithWarmupAndLambRecoverIt) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "Fashion-MNIST not installed (Debian package dataset-fashion-mnist)";
   const fs::path d = scratch("lesson");
-  const Outcome o = scalelab("converge --model mlp --epochs 3 --base-batch 32 --scale 16 --layerwise-scale 32 --lr 0.01 "
+  const Outcome o = scalelab("converge --model mlp --epochs 4 --base-batch 32 --scale 16 --layerwise-scale 32 --lr 0.01 "
                              "--warmup-epochs 1 --lr-schedule cosine --lamb-lr 0.02 --seed 42 --quiet "
                              "--configs baseline,naive,linear-warmup,lamb --charts " + (d / "charts").string() +
                                  " --json " + (d / "c.json").string(),
