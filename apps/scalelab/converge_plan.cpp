@@ -123,7 +123,7 @@ std::vector<ConvergeRun> make_converge_plan(const ConvergeSettings& s, int ranks
     r.workers = static_cast<int>(r.global_batch / r.micro_batch);
     if (r.workers % ranks != 0) {
       throw_usage(fmt::format("{}: {} emulated workers (global batch {} / micro-batch {}) do not divide among {} ranks; "
-                              "run with a rank count that divides {}",
+                              "use a rank count that divides {} or a smaller --micro-batch",
                               name, r.workers, r.global_batch, r.micro_batch, ranks, r.workers));
     }
     // Validates the schedule now (warm-up longer than training, bad milestones), before any data loads.
