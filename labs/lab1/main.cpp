@@ -41,14 +41,19 @@ std::vector<std::string> under_mpi(int ranks, std::vector<std::string> train) {
 
 const Json& last_epoch(const Json& doc) { return doc.at("epochs").back(); }
 
+std::string epoch_label(const LabOptions& o) {
+  return o.quick ? fmt::format("1 quick epoch ({} images)", kQuickImagesPerEpoch) : "1 epoch";
+}
+
 void one_rank(StepContext& ctx) {
   const Json doc = ctx.run(train_args(ctx.options(), 1, 1, ctx.out("one-rank.json")), ctx.out("one-rank.json"));
   const Json& e = last_epoch(doc);
   ctx.note("images_per_second", e.at("images_per_second"));
   ctx.note("test_accuracy", e.at("test_accuracy"));
   ctx.note("peak_rss_mib", e.at("peak_rss_mib"));
-  ctx.say(fmt::format("\nOne rank: {:.0f} images/sec, test accuracy {:.4f} after 1 epoch (global batch {}).",
-                      e.at("images_per_second").get<double>(), e.at("test_accuracy").get<double>(), kBatch));
+  ctx.say(fmt::format("\nOne rank: {:.0f} images/sec, test accuracy {:.4f} after {} (global batch {}).",
+                      e.at("images_per_second").get<double>(), e.at("test_accuracy").get<double>(),
+                      epoch_label(ctx.options()), kBatch));
   ctx.say("Question: how many images/sec would you expect from 2 ranks on this machine, and why not exactly 2x?");
 }
 
@@ -95,9 +100,10 @@ void n_ranks(StepContext& ctx) {
   ctx.note("test_accuracy", e.at("test_accuracy"));
   ctx.note("allreduce_seconds", e.at("allreduce_seconds"));
   ctx.note("timeline", ctx.out("timeline.json"));
-  ctx.say(fmt::format("\n{} ranks: {:.0f} images/sec, test accuracy {:.4f} after 1 epoch (global batch {}); "
+  ctx.say(fmt::format("\n{} ranks: {:.0f} images/sec, test accuracy {:.4f} after {} (global batch {}); "
                       "{:.2f} s of the epoch went to allreduce on rank 0.",
                       n, e.at("images_per_second").get<double>(), e.at("test_accuracy").get<double>(),
+                      epoch_label(ctx.options()),
                       e.at("global_batch").get<int>(), e.at("allreduce_seconds").get<double>()));
   ctx.say("Open " + ctx.out("timeline.json") + " in https://ui.perfetto.dev: one track per rank, each step's data wait, "
           "forward, backward, allreduce and optimizer phases.");
