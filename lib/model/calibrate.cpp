@@ -30,26 +30,27 @@ struct Region {
   [[nodiscard]] unsigned char* at(std::size_t off) { return data.data() + off; }
 };
 
-// Median over `batches` of the slowest rank's time per call of `body(i)`.
+// The benchmark's own protocol (lib/bench/runner.h): a barrier before every call, each call
+// timed alone, the slower rank's time per call, the median over calls. Medians of single calls
+// shrug off the occasional call that waited for a core; means of batches do not.
 template <class Body>
-double timed(comm::Communicator& comm, int batches, int reps, Body body) {
-  std::vector<double> per_call;
+double timed(comm::Communicator& comm, int calls, Body body) {
+  std::vector<double> mine(static_cast<std::size_t>(calls)), slowest(static_cast<std::size_t>(calls));
   body(0);  // warm up
-  for (int b = 0; b < batches; ++b) {
+  for (int i = 0; i < calls; ++i) {
     comm.barrier();
     const double t0 = now_seconds();
-    for (int i = 0; i < reps; ++i) body(i);
-    double t = (now_seconds() - t0) / reps;
-    double slowest = 0;
-    comm.allreduce(&t, &slowest, 1, comm::DataType::f64, comm::ReduceOp::max);
-    per_call.push_back(slowest);
+    body(i);
+    mine[static_cast<std::size_t>(i)] = now_seconds() - t0;
   }
-  return median(per_call);
+  comm.allreduce(mine.data(), slowest.data(), mine.size(), comm::DataType::f64, comm::ReduceOp::max);
+  return median(slowest);
 }
 
-int reps_for(std::size_t bytes, bool quick) {
-  const double target = quick ? 2e6 : 64e6;  // bytes moved per batch
-  return static_cast<int>(std::clamp(target / static_cast<double>(std::max<std::size_t>(bytes, 1)), 1.0, quick ? 50.0 : 2000.0));
+int calls_for(std::size_t bytes, bool quick) {
+  const double target = quick ? 4e6 : 256e6;  // bytes moved per size
+  return static_cast<int>(std::clamp(target / static_cast<double>(std::max<std::size_t>(bytes, 1)), quick ? 5.0 : 15.0,
+                                     quick ? 50.0 : 400.0));
 }
 
 std::string mpi_library() {
@@ -61,10 +62,9 @@ std::string mpi_library() {
   return comma == std::string::npos ? s : s.substr(0, comma);
 }
 
-double llc_bytes() {
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  // Some VMs report the host's cache; cap at what lscpu-style sysfs says for this VM.
-  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index3/size");
+// A cache level's size from sysfs (index2: L2, index3: L3), else sysconf's, else `fallback`.
+double cache_bytes(int index, long sysconf_value, double fallback) {
+  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
   std::string text;
   if (in >> text && !text.empty()) {
     double v = std::stod(text);
@@ -72,7 +72,7 @@ double llc_bytes() {
     if (text.back() == 'M') v *= 1024 * 1024;
     return v;
   }
-  return l3 > 0 ? static_cast<double>(l3) : 32.0 * 1024 * 1024;
+  return sysconf_value > 0 ? static_cast<double>(sysconf_value) : fallback;
 }
 
 }  // namespace
@@ -91,13 +91,13 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
   gethostname(host, sizeof host - 1);
   p.host = host;
   p.mpi_library = mpi_library();
-  p.llc_bytes = llc_bytes();
+  p.llc_bytes = cache_bytes(3, sysconf(_SC_LEVEL3_CACHE_SIZE), 32.0 * 1024 * 1024);
+  p.l2_bytes = cache_bytes(2, sysconf(_SC_LEVEL2_CACHE_SIZE), 1024.0 * 1024);
   const int peer = 1 - comm.rank();
   const std::size_t max_bytes = o.quick ? (4u << 20) : (64u << 20);
   // Cold runs walk through a region of 4x the last-level cache (at least the largest size).
   const std::size_t pool = std::max<std::size_t>(max_bytes, static_cast<std::size_t>(4 * p.llc_bytes));
   Region a(pool), b(pool), out(pool);
-  const int batches = o.quick ? 5 : 11;
 
   std::vector<std::size_t> sizes;
   for (std::size_t s = 8; s <= max_bytes; s *= (s < 4096 ? 8 : 2)) sizes.push_back(s);
@@ -108,17 +108,17 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
     SizeTable& red = cold ? p.reduce_cold : p.reduce_hot;
     SizeTable& cpy = cold ? p.copy_cold : p.copy_hot;
     for (std::size_t s : sizes) {
-      const int reps = reps_for(s, o.quick);
-      const double t_msg = timed(comm, batches, reps, [&](int i) {
+      const int calls = calls_for(s, o.quick);
+      const double t_msg = timed(comm, calls, [&](int i) {
         const std::size_t off = offset(s, i, cold);
         comm.sendrecv(a.at(off), s, peer, b.at(off), s, peer, 0x5ca1);
       });
       const std::size_t n = std::max<std::size_t>(1, s / 4);
-      const double t_red = timed(comm, batches, reps, [&](int i) {
+      const double t_red = timed(comm, calls, [&](int i) {
         const std::size_t off = offset(s, i, cold);
         comm::reduce_to(out.at(off), a.at(off), b.at(off), n, comm::DataType::f32, comm::ReduceOp::sum);
       });
-      const double t_cpy = timed(comm, batches, reps, [&](int i) {
+      const double t_cpy = timed(comm, calls, [&](int i) {
         const std::size_t off = offset(s, i, cold);
         std::memcpy(out.at(off), a.at(off), s);
       });
@@ -139,7 +139,7 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
   {
     const std::size_t bytes = o.quick ? (8u << 20) : (64u << 20);
     std::vector<double> per_page;
-    for (int r = 0; r < batches; ++r) {
+    for (int r = 0; r < (o.quick ? 3 : 7); ++r) {
       void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (m == MAP_FAILED) throw_runtime("scalelab calibrate: mmap of " + std::to_string(bytes) + " bytes failed");
       comm.barrier();
@@ -159,23 +159,28 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
   // The allocator: a temporary malloc'ed, filled and freed per call, against the same fill of
   // reused memory. Where the first costs clearly more, the allocator hands out fresh pages.
   for (std::size_t s = 1u << 20; s <= max_bytes; s *= 2) {
-    const int reps = o.quick ? 2 : 4;
-    const double t_fresh = timed(comm, batches, reps, [&](int) {
+    const int calls = o.quick ? 3 : 7;
+    const double t_fresh = timed(comm, calls, [&](int) {
       auto* m = static_cast<unsigned char*>(std::malloc(s));
       if (m == nullptr) throw_runtime("scalelab calibrate: malloc failed");
       std::memset(m, 1, s);
       asm volatile("" : : "r"(m) : "memory");  // keep the fill: the compiler may not drop it
       std::free(m);
     });
-    const double t_reused = timed(comm, batches, reps, [&](int) {
+    const double t_reused = timed(comm, calls, [&](int) {
       std::memset(a.at(0), 1, s);
       asm volatile("" : : "r"(a.at(0)) : "memory");
     });
-    const bool fresh = t_fresh > 2.0 * t_reused;
+    // Fresh pages: the extra time per byte is of the order of a page fault per page (measured
+    // above), not a scheduling hiccup.
+    const double extra_per_byte = (t_fresh - t_reused) / static_cast<double>(s);
+    const bool fresh = t_fresh > 2.0 * t_reused && extra_per_byte > 0.5 * p.page_fault_s / static_cast<double>(kPage);
     char line[160];
     std::snprintf(line, sizeof line, "temporary of %8zu KiB per call: %9.1f us (reused memory %8.1f us)%s", s >> 10,
                   t_fresh * 1e6, t_reused * 1e6, fresh ? ": fresh pages every call" : "");
     say(line);
+    // The threshold is where fresh pages start and stay: a noisy small size does not count.
+    if (!fresh) p.mmap_threshold_bytes = 0;
     if (fresh && p.mmap_threshold_bytes == 0) p.mmap_threshold_bytes = static_cast<double>(s);
     if (fresh) p.fresh_alloc_s_per_byte = (t_fresh - t_reused) / static_cast<double>(s);
   }

@@ -67,6 +67,7 @@ nlohmann::json to_json(const Profile& p) {
           {"cpu_model", p.cpu_model},
           {"mpi_library", p.mpi_library},
           {"llc_bytes", p.llc_bytes},
+          {"l2_bytes", p.l2_bytes},
           {"page_fault_us", p.page_fault_s * 1e6},
           {"mmap_threshold_bytes", p.mmap_threshold_bytes},
           {"fresh_alloc_ns_per_byte", p.fresh_alloc_s_per_byte * 1e9},
@@ -88,6 +89,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     p.mpi_library = j.value("mpi_library", std::string());
     p.created = doc.value("created", std::string());
     p.llc_bytes = j.value("llc_bytes", 32.0 * 1024 * 1024);
+    p.l2_bytes = j.value("l2_bytes", 1.0 * 1024 * 1024);
     p.page_fault_s = j.value("page_fault_us", 0.0) * 1e-6;
     p.mmap_threshold_bytes = j.value("mmap_threshold_bytes", 0.0);
     p.fresh_alloc_s_per_byte = j.value("fresh_alloc_ns_per_byte", 0.0) * 1e-9;

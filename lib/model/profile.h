@@ -38,6 +38,7 @@ struct Profile {
   SizeTable reduce_hot, reduce_cold;    // out = a + b (comm::reduce_to), float32
   SizeTable copy_hot, copy_cold;        // memcpy
   double llc_bytes = 32.0 * 1024 * 1024;
+  double l2_bytes = 1.0 * 1024 * 1024;   // per core
   double page_fault_s = 0;              // first touch of one fresh 4 KiB page
   double mmap_threshold_bytes = 0;      // allocations this large are fresh pages every time (0: unknown)
   double fresh_alloc_s_per_byte = 0;    // malloc + first touch + free above the threshold, per touched byte
@@ -51,7 +52,10 @@ struct Profile {
 [[nodiscard]] std::optional<Profile> try_load_profile(const std::string& path);
 
 // Costs for one collective call whose buffers span `footprint_bytes`: hot tables when that fits
-// in half the last-level cache, cold ones beyond twice it, interpolated (in log size) between.
+// in half the last-level cache, cold ones (from memory) beyond twice it, interpolated in log
+// size between. (The hot tables were measured with buffers of the message's size, which stay in
+// L2: for footprints between L2 and the LLC they are optimistic; l2_bytes is recorded for a
+// third, L3-resident table, not measured yet.)
 class CpuCosts final : public Costs {
  public:
   CpuCosts(const Profile& p, double footprint_bytes);

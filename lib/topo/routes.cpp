@@ -104,6 +104,7 @@ Route join(const Route& a, const Route& b) {
   r.copy_GBps = 1.0 / (1.0 / a.copy_GBps + 1.0 / b.copy_GBps);
   for (int p = 0; p < 3; ++p) r.latency_us[p] = std::max(a.latency_us[p], b.latency_us[p]);
   r.through_host = true;
+  r.host = a.to;
   return r;
 }
 
@@ -214,7 +215,7 @@ std::string describe_route(const Machine& m, const Route& r) {
   for (std::size_t i = 0; i < r.vertices.size(); ++i) {
     if (i > 0) out += " -> ";
     out += m.vertex_id(r.vertices[i]);
-    if (r.through_host && i > 0 && i + 1 < r.vertices.size() && m.is_kind(r.vertices[i], DeviceKind::cpu)) out += "(host memory)";
+    if (r.through_host && r.vertices[i] == r.host) out += "(host memory)";
   }
   return out;
 }

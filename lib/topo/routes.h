@@ -28,6 +28,7 @@ struct Route {
   std::array<double, 3> latency_us{};  // per Protocol: the slowest link class on the route
   int bottleneck_link = -1;   // index into machine.links, -1 for an empty route
   bool through_host = false;  // bounced through host memory (P2P off)
+  int host = -1;              // the CPU whose memory holds the bounce buffer
 };
 
 // Directed capacity of every link: index 2*link for a->b, 2*link+1 for b->a. The ring search
