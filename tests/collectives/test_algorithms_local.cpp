@@ -76,17 +76,29 @@ std::string test_name(const ::testing::TestParamInfo<Named>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Collectives, EveryAlgorithm, ::testing::ValuesIn(every_algorithm()), test_name);
 
-TEST(RingAllreduce, ScratchIsOneSegmentNotTheWholeBuffer) {
-  constexpr std::size_t kCount = 4 << 20;  // 16 MiB of float32: blocks of 8 MiB, segments of 1 MiB
-  comm::run_local(2, [&](comm::Communicator& comm) {
+TEST(RingAllreduce, CutsLargeBlocksIntoSegmentsAndStaysExact) {
+  // 3 ranks x ~2 MB blocks: each step goes in several segments of unequal length, the path the
+  // edge-count matrix above (at most 65537 elements) does not reach.
+  constexpr std::size_t kCount = 1'500'007;
+  std::vector<std::string> failures;
+  std::vector<std::size_t> scratch(3);
+  comm::run_local(3, [&](comm::Communicator& comm) {
     auto algo = collectives::make_algorithm(Collective::allreduce, "ring");
-    std::vector<float> buf(kCount, 1.0f);
-    algo->run(comm, buf.data(), buf.data(), kCount, comm::DataType::f32, comm::ReduceOp::sum, 0);
-    EXPECT_LE(algo->scratch_bytes(), 1u << 20);
-    EXPECT_GT(algo->scratch_bytes(), 0u);
-    EXPECT_EQ(buf.front(), 2.0f);
-    EXPECT_EQ(buf.back(), 2.0f);
+    for (const bool in_place : {false, true}) {
+      for (const auto& [type, op] : {std::pair{comm::DataType::f32, comm::ReduceOp::sum},
+                                     std::pair{comm::DataType::f64, comm::ReduceOp::avg},
+                                     std::pair{comm::DataType::f16, comm::ReduceOp::max}}) {
+        std::string f = check_collective(comm, *algo, CheckCase{kCount, type, op, in_place, 0});
+        if (comm.rank() == 0 && !f.empty()) failures.push_back(f);
+      }
+    }
+    scratch[static_cast<std::size_t>(comm.rank())] = algo->scratch_bytes();
   });
+  EXPECT_TRUE(failures.empty()) << failures.front();
+  for (const std::size_t bytes : scratch) {
+    EXPECT_GT(bytes, 0u);
+    EXPECT_LT(bytes, kCount * sizeof(float) / 3) << "scratch should be one segment, less than one block";
+  }
 }
 
 TEST(AlgorithmTable, UnknownNamesAreUsageErrorsListingTheValidOnes) {
