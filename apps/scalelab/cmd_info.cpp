@@ -11,6 +11,7 @@
 #include <string>
 
 #include "collectives/algorithm.h"
+#include "nn/blas.h"
 #include "comm/factory.h"
 #include "commands.h"
 #include "core/launch_env.h"
@@ -74,6 +75,7 @@ int cmd_info(const Args& args) {
   std::fflush(stdout);
   std::cout << "CPU:\n    " << machine.cpu_model << ", " << machine.logical_cpus << " logical CPUs, "
             << one_decimal(machine.memory_gib) << " GiB memory, " << machine.os << " on " << machine.hostname << "\n"
+            << "Matrix products (nn):\n    " << nn::blas_description() << "\n"
             << "Collective algorithms (--algo):\n";
   nlohmann::json algorithms;
   for (const auto c : {collectives::Collective::allreduce, collectives::Collective::broadcast,
@@ -105,6 +107,7 @@ int cmd_info(const Args& args) {
     doc["devices"] = devices;
     doc["no_device_reason"] = gpu.devices.empty() ? nlohmann::json(gpu.no_device_reason) : nlohmann::json(nullptr);
     doc["algorithms"] = algorithms;
+    doc["blas"] = nn::blas_description();
     doc["launch"] = {{"launcher", env.launcher}, {"rank", env.rank}, {"size", env.size},
                      {"local_rank", env.local_rank}, {"local_size", env.local_size}};
     write_json_file(json_path, doc);
