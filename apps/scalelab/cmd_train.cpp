@@ -2,9 +2,13 @@
 // under `scalelab run -np N -- train ...` / `mpirun -np N scalelab train ...`. Options are checked
 // before MPI starts (a typo is one line, exit 2); then lib/train's Trainer runs on every rank and
 // rank 0 prints Keras-style progress lines and writes --json after every epoch.
+// The lr schedule flags are those of `scalelab converge` (--lr-schedule, --lr-scaling with
+// --base-batch, --warmup, --warmup-epochs, --lr-steps/--lr-gamma/--lr-power) and build one
+// optim::LrSchedule (lib/optim/schedule.h); --sync-batchnorm installs lib/train's SyncBatchNorm.
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +21,8 @@
 #include "data/load.h"
 #include "nn/model.h"
 #include "optim/factory.h"
+#include "optim/schedule.h"
+#include "train/sync_batchnorm.h"
 #include "train/trainer.h"
 
 namespace scalelab::cli {
@@ -33,7 +39,9 @@ constexpr const char* kUsage =
     "examples:\n"
     "  scalelab train --model cnn --epochs 1\n"
     "  scalelab run -np 2 -- train --model cnn --epochs 1 --json train.json --timeline timeline.json\n"
-    "  scalelab train --dataset synthetic --model trivial --max-steps 50";
+    "  scalelab train --dataset synthetic --model trivial --max-steps 50\n"
+    "  scalelab run -np 2 -- train --optimizer sgd --lr 0.01 --lr-scaling linear --base-batch 128 \\\n"
+    "      --warmup-epochs 1 --lr-schedule cosine --epochs 3";
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -58,9 +66,51 @@ double load_average() {
 
 struct Parsed {
   train::TrainConfig config;
+  optim::ScheduleConfig schedule;  // global_batch, workers and steps_per_epoch set once known
+  bool sync_batchnorm = false;
   std::string json;
   std::string backend;
 };
+
+// The schedule flags, read as `scalelab converge` reads them. Without --warmup, a positive
+// --warmup-epochs means a gradual warm-up; with it, --warmup-epochs must be positive.
+optim::ScheduleConfig parse_schedule(const po::variables_map& vm, const Args& args, const train::TrainConfig& c) {
+  optim::ScheduleConfig s;
+  s.base_lr = c.lr;
+  s.scaling = optim::parse_scaling_rule(vm["lr-scaling"].as<std::string>(), "--lr-scaling");
+  const long long reference = vm["base-batch"].as<long long>();
+  if (reference < 1) usage_error(args, "--base-batch " + std::to_string(reference) + ": the reference batch must be at least 1");
+  s.reference_batch = static_cast<int>(reference);
+  s.warmup_epochs = vm["warmup-epochs"].as<double>();
+  if (vm["warmup"].defaulted()) {
+    s.warmup = s.warmup_epochs > 0 ? optim::WarmupKind::gradual : optim::WarmupKind::none;
+  } else {
+    s.warmup = optim::parse_warmup_kind(vm["warmup"].as<std::string>(), "--warmup");
+  }
+  s.decay = optim::parse_decay_kind(vm["lr-schedule"].as<std::string>(), "--lr-schedule");
+  std::stringstream steps(vm["lr-steps"].as<std::string>());
+  for (std::string m; std::getline(steps, m, ',');) {
+    if (m.empty()) continue;
+    try {
+      s.step_epochs.push_back(std::stod(m));
+    } catch (const std::exception&) {
+      usage_error(args, "--lr-steps " + m + ": not a number of epochs; give milestones like 3,4");
+    }
+  }
+  s.step_gamma = vm["lr-gamma"].as<double>();
+  s.poly_power = vm["lr-power"].as<double>();
+  s.epochs = c.epochs;
+  // One rank and one step per epoch until MPI and the data are up; enough to check every flag.
+  s.global_batch = static_cast<int>(c.batch_size * static_cast<std::size_t>(c.backward_passes_per_step));
+  s.workers = 1;
+  s.steps_per_epoch = 1;
+  return s;
+}
+
+bool plain_constant(const optim::ScheduleConfig& s) {
+  return s.scaling == optim::ScalingRule::none && s.warmup == optim::WarmupKind::none &&
+         s.decay == optim::DecayKind::constant;
+}
 
 std::optional<Parsed> parse_train(const Args& args) {
   po::options_description o("options");
@@ -72,7 +122,17 @@ std::optional<Parsed> parse_train(const Args& args) {
        "folder of the Fashion-MNIST IDX files (default $SCALELAB_DATA_DIR, else /usr/share/datasets/fashion-mnist)")
       ("epochs", po::value<int>()->default_value(1), "epochs to train (in total, when resuming)")
       ("batch-size", po::value<long long>()->default_value(128), "samples per rank per backward pass")
-      ("lr", po::value<double>()->default_value(0.001), "learning rate (constant; scalelab converge schedules it)")
+      ("lr", po::value<double>()->default_value(0.001), "learning rate (at --base-batch when --lr-scaling is set)")
+      ("lr-schedule", po::value<std::string>()->default_value("constant"), "decay: constant, step, cosine, polynomial")
+      ("lr-scaling", po::value<std::string>()->default_value("none"),
+       "scale --lr by global batch / --base-batch: none, linear, sqrt")
+      ("base-batch", po::value<long long>()->default_value(32), "global batch --lr was tuned at (the scaling rules' reference)")
+      ("warmup", po::value<std::string>()->default_value("gradual"), "warm-up kind: gradual, constant, horovod, none")
+      ("warmup-epochs", po::value<double>()->default_value(0.0), "warm-up length in epochs (may be fractional; 0: none)")
+      ("lr-steps", po::value<std::string>()->default_value(""), "step decay milestones in epochs, e.g. 3,4")
+      ("lr-gamma", po::value<double>()->default_value(0.1), "step decay factor")
+      ("lr-power", po::value<double>()->default_value(2.0), "polynomial decay power")
+      ("sync-batchnorm", po::bool_switch(), "allreduce BatchNorm statistics across ranks (SyncBatchNorm)")
       ("optimizer", po::value<std::string>()->default_value("adam"), ("optimizer: " + join(optim::optimizer_names())).c_str())
       ("momentum", po::value<float>()->default_value(0.9f, "0.9"), "momentum (sgd, lars)")
       ("weight-decay", po::value<float>()->default_value(0.0f), "L2 weight decay")
@@ -147,6 +207,9 @@ std::optional<Parsed> parse_train(const Args& args) {
   if (c.loader_workers < 1 || c.prefetch < 1) usage_error(args, "--loader-workers and --prefetch must be at least 1");
   if (!(c.lr > 0)) usage_error(args, "--lr: the learning rate must be positive");
   (void)collectives::make_algorithm(collectives::Collective::allreduce, c.algo, "--algo");
+  p.schedule = parse_schedule(*vm, args, c);
+  (void)optim::LrSchedule(p.schedule);  // lr <= 0, warm-up longer than training, bad milestones
+  p.sync_batchnorm = (*vm)["sync-batchnorm"].as<bool>();
   return p;
 }
 
@@ -157,6 +220,14 @@ int cmd_train(const Args& args) {
   if (!parsed) return 0;
   auto communicator = comm::make_communicator(parsed->backend);
   train::Trainer trainer(parsed->config, *communicator);
+  if (parsed->sync_batchnorm) train::enable_sync_batchnorm(trainer.model(), *communicator);
+  optim::ScheduleConfig sc = parsed->schedule;
+  sc.global_batch = static_cast<int>(trainer.global_batch());
+  sc.workers = communicator->size();  // `size` in Horovod's warm-up
+  sc.steps_per_epoch = static_cast<long>(trainer.steps_per_epoch());
+  const optim::LrSchedule schedule(sc);
+  trainer.set_lr_schedule([&schedule](long step) { return schedule.lr(step); });
+  if (!plain_constant(sc)) trainer.add_preamble(schedule.table());
   const bool writer = communicator->rank() == 0 && !parsed->json.empty();
   nlohmann::json doc = make_envelope("train", 1, args.full);
   doc["config"] = train::config_json(parsed->config);
@@ -165,6 +236,8 @@ int cmd_train(const Args& args) {
   doc["global_batch"] = trainer.global_batch();
   doc["steps_per_epoch"] = trainer.steps_per_epoch();
   doc["parameters"] = trainer.model().parameters().size();
+  doc["lr_schedule"] = schedule.to_json();
+  doc["sync_batchnorm"] = parsed->sync_batchnorm;
   doc["load_average_start"] = load_average();
   doc["epochs"] = nlohmann::json::array();
   doc["complete"] = false;

@@ -21,7 +21,7 @@ expect_error() {
   [ "$(grep '^error:' err.txt | sort -u | wc -l)" = 1 ] || fail "more than one distinct error line"
 }
 
-json() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
+json() { python3 -c "import json,math,sys; d=json.load(open('$1')); print($2)"; }
 
 case $CASE in
   bad_model) expect_error 2 "unknown model" -- "$SCALELAB" train --model nosuch ;;
@@ -54,6 +54,32 @@ case $CASE in
         --json r.json --resume ck.bin --algo ring > resume.txt 2>&1 || { cat resume.txt; fail "resume"; }
     grep -q "resumed from ck.bin: 2 epochs done" resume.txt || fail "resume message"
     [ "$(json r.json "[e['epoch'] for e in d['epochs']]")" = "[3]" ] || fail "only epoch 3 trained" ;;
+  schedule_bad_input)
+    expect_error 2 "lr-schedule.*unknown value 'nosuch'" -- "$SCALELAB" train --dataset synthetic --lr-schedule nosuch
+    expect_error 2 "warm-up of 2 epochs is longer than training" -- \
+        "$SCALELAB" train --dataset synthetic --epochs 1 --warmup-epochs 2
+    expect_error 2 "lr: the learning rate must be positive" -- "$SCALELAB" train --dataset synthetic --lr 0 --lr-schedule cosine
+    expect_error 2 "lr-steps" -- "$SCALELAB" train --dataset synthetic --lr-schedule step ;;
+  train_schedule)
+    # 2 ranks x batch 16 = global batch 32 = 2 x --base-batch: linear scaling doubles the lr, reached
+    # by a 1-epoch gradual warm-up (10 steps), then cosine decay to 0 at step 30.
+    "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 3 --max-steps 10 --batch-size 16 \
+        --optimizer sgd --lr 0.01 --lr-scaling linear --base-batch 16 --warmup-epochs 1 --lr-schedule cosine \
+        --no-eval --json s.json > out.txt 2>&1 || { cat out.txt; fail "train with a schedule"; }
+    cat out.txt
+    grep -q "^lr schedule: base 0.01 at batch 16, scaling linear (x2) -> peak 0.02" out.txt || fail "schedule table"
+    json s.json "d['lr_schedule']['peak_lr']" | grep -qx "0.02" || fail "peak lr 0.02"
+    [ "$(json s.json "(d['lr_schedule']['warmup'], d['lr_schedule']['warmup_steps'], d['lr_schedule']['decay'])")" = \
+      "('gradual', 10, 'cosine')" ] || fail "warm-up and decay recorded"
+    # The lr each epoch ended with (steps 9, 19, 29) is the schedule's: 0.01 + 0.01*9/10 at the end
+    # of warm-up, then 0.02 * (1 + cos(pi * (t-10)/20)) / 2.
+    json s.json "len(d['epochs']) == 3 and all(abs(r['lr'] - w) < 1e-9 for r, w in zip(d['epochs'], \
+        [0.019, 0.01 * (1 + math.cos(math.pi * 9 / 20)), 0.01 * (1 + math.cos(math.pi * 19 / 20))]))" \
+        | grep -q True || fail "per-epoch lr follows the schedule"
+    "$SCALELAB" run -np 2 -- train --dataset synthetic --model resnet --epochs 1 --max-steps 3 --batch-size 8 \
+        --no-eval --sync-batchnorm --json bn.json > bn.txt 2>&1 || { cat bn.txt; fail "train --sync-batchnorm"; }
+    json bn.json "d['sync_batchnorm'] and d['complete'] and math.isfinite(d['epochs'][0]['loss'])" | grep -q True \
+        || fail "sync-batchnorm run recorded" ;;
   rank_killed)
     "$SCALELAB" run -np 2 -- train --dataset synthetic --model cnn --max-steps 100000 --epochs 1 > out.txt 2>&1 &
     launcher=$!
