@@ -63,7 +63,11 @@ double tree_stage(double m, int p, const Costs& c, bool reduce) {
 
 }  // namespace
 
-Segments implementation_segments() { return {256.0 * 1024, 128.0 * 1024}; }
+Segments implementation_segments() { return {1024.0 * 1024, 4, 256.0 * 1024, 128.0 * 1024}; }
+
+double Segments::ring_segment(double block) const {
+  return std::max(ring_min_segment, std::ceil(block / ring_max_segments));
+}
 
 double ring_reduce_scatter(double n, int p, const Costs& c, double segment) {
   if (p < 2 || n <= 0) return 0.0;

@@ -14,10 +14,14 @@
 
 namespace scalelab::model {
 
-// Segment sizes of the implementations in collectives/ (0: the whole block at once).
+// How the implementations in collectives/ cut their messages (0: the whole block at once).
 struct Segments {
-  double ring_reduce_scatter = 0;  // allreduce_ring.cpp: 256 KiB
-  double tree_pipelined = 0;       // allreduce_tree.cpp: 128 KiB
+  double ring_min_segment = 0;  // allreduce_ring.cpp: blocks up to 1 MiB go whole,
+  double ring_max_segments = 1;  // larger ones in at most 4 segments
+  double broadcast_ring = 0;    // broadcast_ring.cpp: 256 KiB
+  double tree_pipelined = 0;    // allreduce_tree.cpp: 128 KiB
+  // The segment the ring allreduce uses for blocks of `block` bytes.
+  [[nodiscard]] double ring_segment(double block) const;
 };
 [[nodiscard]] Segments implementation_segments();
 

@@ -76,7 +76,7 @@ double Predictor::cpu_time(Collective c, const std::string& a, double n, bool in
   detail = "calibrated " + a;
   switch (c) {
     case Collective::allreduce:
-      if (a == "ring") return ring_allreduce(n, p, costs, seg.ring_reduce_scatter);
+      if (a == "ring") return ring_allreduce(n, p, costs, seg.ring_segment(n / p));
       if (a == "tree") return tree_allreduce(n, p, costs);
       if (a == "tree_pipelined") return tree_allreduce(n, p, costs, seg.tree_pipelined);
       if (a == "recursive_doubling") return recursive_doubling_allreduce(n, p, costs);
@@ -88,7 +88,7 @@ double Predictor::cpu_time(Collective c, const std::string& a, double n, bool in
       }
       break;
     case Collective::broadcast:
-      if (a == "ring") return ring_broadcast(n, p, costs, seg.ring_reduce_scatter);
+      if (a == "ring") return ring_broadcast(n, p, costs, seg.broadcast_ring);
       if (a == "tree") return tree_broadcast(n, p, costs);
       if (a == "naive") return naive_broadcast(n, p, costs);
       if (a == "library") { detail = "Open MPI (modelled as a binary tree)"; return tree_broadcast(n, p, costs); }
@@ -102,7 +102,7 @@ double Predictor::cpu_time(Collective c, const std::string& a, double n, bool in
       }
       break;
     case Collective::reduce_scatter:
-      if (a == "ring" || a == "library") return ring_reduce_scatter(n, p, costs, a == "ring" ? seg.ring_reduce_scatter : 0);
+      if (a == "ring" || a == "library") return ring_reduce_scatter(n, p, costs);
       break;
   }
   detail = "no model";
