@@ -67,17 +67,6 @@ CaseShape case_shape(Collective c, std::uint64_t size_bytes, std::size_t type_si
   return s;
 }
 
-double busbw_factor(Collective c, int nranks) {
-  const double n = nranks;
-  switch (c) {
-    case Collective::allreduce: return 2.0 * (n - 1.0) / n;
-    case Collective::allgather:
-    case Collective::reduce_scatter: return (n - 1.0) / n;
-    case Collective::broadcast: return 1.0;
-  }
-  return 1.0;
-}
-
 bool has_reduction(Collective c) { return c == Collective::allreduce || c == Collective::reduce_scatter; }
 bool has_root(Collective c) { return c == Collective::broadcast; }
 

@@ -41,8 +41,7 @@ struct CaseShape {
 [[nodiscard]] CaseShape case_shape(collectives::Collective c, std::uint64_t size_bytes, std::size_t type_size,
                                    int nranks);
 
-// nccl-tests' bus-bandwidth factor for `c` at `nranks` ranks.
-[[nodiscard]] double busbw_factor(collectives::Collective c, int nranks);
+// The bus-bandwidth factor is collectives::busbw_factor (collectives/algorithm.h).
 
 // Whether the collective reduces (takes -o) and whether it has a root (takes -r).
 [[nodiscard]] bool has_reduction(collectives::Collective c);

@@ -90,4 +90,15 @@ void AlgorithmBase::require_host(const comm::Communicator& comm) const {
   }
 }
 
+double busbw_factor(Collective c, int nranks) {
+  const double n = nranks;
+  switch (c) {
+    case Collective::allreduce: return 2.0 * (n - 1.0) / n;
+    case Collective::allgather:
+    case Collective::reduce_scatter: return (n - 1.0) / n;
+    case Collective::broadcast: return 1.0;
+  }
+  return 1.0;
+}
+
 }  // namespace scalelab::collectives

@@ -27,6 +27,10 @@ enum class Collective { allreduce, broadcast, allgather, reduce_scatter };
 
 [[nodiscard]] std::string_view name_of(Collective c);  // "allreduce", "broadcast", "allgather", "reduce-scatter"
 [[nodiscard]] Collective parse_collective(std::string_view text, std::string_view what);
+// nccl-tests' bus-bandwidth factor (its doc/PERFORMANCE.md): busbw = algbw x factor, with
+// allreduce 2(n-1)/n, allgather and reduce-scatter (n-1)/n, broadcast 1. At one rank allreduce,
+// allgather and reduce-scatter move nothing, so the factor is 0, as nccl-tests prints.
+[[nodiscard]] double busbw_factor(Collective c, int nranks);
 
 class Algorithm {
  public:

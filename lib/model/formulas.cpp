@@ -137,16 +137,8 @@ double naive_broadcast(double n, int p, const Costs& c) {
   return (p - 1) * c.message(n);
 }
 
-double busbw_factor(collectives::Collective c, int p) {
-  using collectives::Collective;
-  if (p < 2) return 1.0;
-  switch (c) {
-    case Collective::allreduce: return 2.0 * (p - 1) / p;
-    case Collective::allgather:
-    case Collective::reduce_scatter: return static_cast<double>(p - 1) / p;
-    case Collective::broadcast: return 1.0;
-  }
-  return 1.0;
+double bus_factor(collectives::Collective c, int p) {
+  return p < 2 ? 1.0 : collectives::busbw_factor(c, p);
 }
 
 }  // namespace scalelab::model

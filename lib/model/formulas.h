@@ -38,8 +38,8 @@ struct Segments {
 [[nodiscard]] double ring_broadcast(double n, int p, const Costs& c, double segment = 0);
 [[nodiscard]] double naive_broadcast(double n, int p, const Costs& c);
 
-// nccl-tests' bus-bandwidth factor: allreduce 2(p-1)/p, allgather and reduce-scatter (p-1)/p,
-// broadcast 1.
-[[nodiscard]] double busbw_factor(collectives::Collective c, int p);
+// nccl-tests' bus-bandwidth factor (collectives::busbw_factor), taken as 1 below two ranks so
+// the model can convert between algbw and busbw without dividing by zero.
+[[nodiscard]] double bus_factor(collectives::Collective c, int p);
 
 }  // namespace scalelab::model

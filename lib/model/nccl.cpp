@@ -137,7 +137,7 @@ NcclEstimate nccl_estimate(const GpuFabric& f, collectives::Collective c, NcclAl
     if (p == Protocol::ll128) bw *= 120.0 / 128.0;
     // NCCL's tree: algbw = busBw x 0.5 (every GPU receives, reduces and sends the whole buffer
     // up and down); expressed here as nccl-tests' busbw.
-    bw = 0.5 * bw * busbw_factor(c, n);
+    bw = 0.5 * bw * bus_factor(c, n);
   } else {
     if (!allreduce || cap.nvls_efficiency <= 0 || !f.nvswitch || f.nodes > 1 || p != Protocol::simple) {
       e.available = false;
@@ -146,7 +146,7 @@ NcclEstimate nccl_estimate(const GpuFabric& f, collectives::Collective c, NcclAl
     lat_us = kNvlsLatencyUs;
     // The switch reduces: each GPU sends its buffer once and receives the result once, so
     // algbw = port bandwidth x efficiency; busbw is that times nccl-tests' factor.
-    bw = f.nvls_port_GBps * cap.nvls_efficiency * (kNvlsChannels - 1) / kNvlsChannels * busbw_factor(c, n);
+    bw = f.nvls_port_GBps * cap.nvls_efficiency * (kNvlsChannels - 1) / kNvlsChannels * bus_factor(c, n);
   }
   if (bw <= 0) {
     e.available = false;
@@ -154,7 +154,7 @@ NcclEstimate nccl_estimate(const GpuFabric& f, collectives::Collective c, NcclAl
   }
   e.busbw_GBps = bw;
   e.latency_s = lat_us * 1e-6;
-  const double algbw = bw / busbw_factor(c, n);
+  const double algbw = bw / bus_factor(c, n);
   e.time_s = e.latency_s + bytes / (algbw * 1e9);
   return e;
 }

@@ -167,7 +167,7 @@ Prediction Predictor::predict(Collective c, const std::string& algorithm, std::o
   }
   if (best.time_s > 0 && std::isfinite(best.time_s)) {
     best.algbw_GBps = bytes / best.time_s / 1e9;
-    best.busbw_GBps = best.algbw_GBps * busbw_factor(c, ranks_);
+    best.busbw_GBps = best.algbw_GBps * bus_factor(c, ranks_);
   }
   return best;
 }

@@ -74,6 +74,8 @@ TEST(Formulas, BusBandwidthFactors) {
   EXPECT_DOUBLE_EQ(busbw_factor(Collective::allreduce, 8), 2.0 * 7 / 8);
   EXPECT_DOUBLE_EQ(busbw_factor(Collective::allgather, 4), 3.0 / 4);
   EXPECT_DOUBLE_EQ(busbw_factor(Collective::broadcast, 4), 1.0);
+  EXPECT_DOUBLE_EQ(bus_factor(Collective::allreduce, 8), busbw_factor(Collective::allreduce, 8));
+  EXPECT_DOUBLE_EQ(bus_factor(Collective::allreduce, 1), 1.0);  // no division by zero in the model
 }
 
 TEST(OpenMpi, TwoRankDecisionFollowsTheTunedTable) {
