@@ -77,6 +77,7 @@ class NcclCommunicator final : public Communicator {
   [[nodiscard]] std::string backend() const override { return "nccl"; }
   [[nodiscard]] MemorySpace memory_space() const override { return MemorySpace::device; }
   [[nodiscard]] ncclComm_t handle() const { return comm_; }
+  [[nodiscard]] int device() const { return device_; }
 
   void send(const void* buf, std::size_t bytes, int dst, int /*tag*/) override {
     check_nccl(ncclSend(buf, bytes, ncclInt8, dst, comm_, stream_), "ncclSend");
@@ -196,6 +197,15 @@ class NcclCommunicator final : public Communicator {
 };
 
 }  // namespace
+
+NcclHandle nccl_handle(Communicator& comm) {
+  auto* nccl = dynamic_cast<NcclCommunicator*>(&comm);
+  if (nccl == nullptr) {
+    throw_usage("GPU gradient averaging needs the nccl backend but the communicator is " + comm.backend() +
+                "; run with --backend nccl");
+  }
+  return {nccl->handle(), nccl->device()};
+}
 
 int cuda_device_count_or_throw() {
   int count = 0;

@@ -9,13 +9,24 @@
 // Every call enqueues on the communicator's stream and waits for it, checking NCCL's
 // asynchronous error state while it waits, so a failed peer surfaces as an error.
 // Without a usable GPU both throw one runtime error naming the cause and suggesting --backend mpi.
+// nccl_handle(comm) gives code that enqueues its own NCCL calls (gpu/bucketed_averager.h) the
+// ncclComm_t and GPU behind a Communicator of this backend.
 #pragma once
 #include <functional>
 #include <memory>
 
 #include "comm/communicator.h"
 
+struct ncclComm;  // nccl.h: typedef struct ncclComm* ncclComm_t
+
 namespace scalelab::comm {
+
+struct NcclHandle {
+  ::ncclComm* comm;  // an ncclComm_t; owned by the Communicator
+  int device;        // the CUDA device it drives
+};
+// The NCCL communicator behind `comm`; throws usage if `comm` is not the nccl backend.
+[[nodiscard]] NcclHandle nccl_handle(Communicator& comm);
 
 [[nodiscard]] std::unique_ptr<Communicator> make_nccl_communicator();
 void run_nccl_single_process(int ngpus, const std::function<void(Communicator&)>& body);

@@ -1,0 +1,101 @@
+// BucketedAverager: averages the flat device gradient buffer over every rank with NCCL, bucket
+// by bucket (train/bucket_plan.h), each bucket's allreduce starting as soon as backward has
+// produced all of its gradients, on a communication stream of its own, so that communication
+// overlaps the rest of backward (PyTorch DDP's reducer, Horovod's background allreduce).
+//
+// Ordering is by CUDA events only: param_ready() records an event on the compute stream when the
+// last parameter of a bucket is marked ready; the communication stream waits on that event and
+// enqueues the bucket's allreduce (in place, ncclAvg; with fp16 compression: scale by 1/size,
+// round to float16 into a wire buffer allocated once, ncclSum in float16, expand back, as
+// train/gradient_averager.h does on the CPU). Buckets are launched strictly in plan order on
+// every rank, as NCCL requires (a bucket ready early waits for the ones before it). finish()
+// launches whatever is left and makes the compute stream wait for the last bucket, so the
+// optimizer step enqueued after it sees averaged gradients. Nothing here blocks the host except
+// synchronize(), which waits while polling ncclCommGetAsyncError and brings the whole job down
+// with one line naming the NCCL error instead of hanging.
+//
+// Per step, on the last micro-batch's backward:
+//   avg.param_ready(i, compute);   // after the backward of the layer owning parameter i
+//   ...
+//   avg.finish(compute);           // before the optimizer step on `compute`
+//   optimizer.step(...);
+//   avg.synchronize(compute);      // instead of cudaStreamSynchronize(compute)
+//   AllreduceTiming t = avg.last_timing();
+// Runs the allreduce at one rank too (NCCL then copies in place), so a single GPU exercises the
+// same path. Compiled only with CUDA and NCCL.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "nn/parameter.h"
+#include "train/bucket_plan.h"
+
+struct ncclComm;  // nccl.h: typedef struct ncclComm* ncclComm_t
+
+namespace scalelab::gpu {
+
+// Where the allreduce time of the last step went, from CUDA events (milliseconds).
+struct AllreduceTiming {
+  std::size_t buckets = 0;
+  double allreduce_ms = 0.0;   // sum over buckets of each one's allreduce (fp16 conversions included)
+  double span_ms = 0.0;        // first bucket's start to last bucket's end on the communication stream
+  double exposed_ms = 0.0;     // end of backward (the finish() call) to the last bucket's end, >= 0
+  double overlapped_ms = 0.0;  // span_ms - exposed_ms: communication hidden behind backward
+};
+
+class BucketedAverager {
+ public:
+  // comm: the nccl backend (comm/backends/nccl_communicator.h), else usage error. grads: the
+  // device gradient buffer of layout.size() floats. bucket_bytes: see BucketPlan.
+  BucketedAverager(comm::Communicator& comm, const nn::ParameterSet& layout, float* grads,
+                   std::size_t bucket_bytes, bool fp16);
+  ~BucketedAverager();
+  BucketedAverager(const BucketedAverager&) = delete;
+  BucketedAverager& operator=(const BucketedAverager&) = delete;
+
+  [[nodiscard]] const train::BucketPlan& plan() const { return plan_; }
+  [[nodiscard]] bool fp16() const { return fp16_; }
+  // "3 buckets of <= 25 MiB, ncclAvg in float32, overlapping backward"
+  [[nodiscard]] std::string describe() const;
+
+  // Parameter `param` (declaration index) has its final gradient on `compute_stream` (everything
+  // enqueued there so far). Each parameter at most once per step; launches what became ready.
+  void param_ready(std::size_t param, cudaStream_t compute_stream);
+  // Launches the remaining buckets (after the work enqueued on compute_stream so far) and makes
+  // compute_stream wait for all of them. Ends the step: param_ready starts the next one.
+  void finish(cudaStream_t compute_stream);
+  // Blocks the host until compute_stream and the communication stream are idle, checking NCCL's
+  // asynchronous error while it waits; on an error, aborts the job (every rank) with one line.
+  void synchronize(cudaStream_t compute_stream);
+  // The last finished step's timing; valid after synchronize().
+  [[nodiscard]] AllreduceTiming last_timing() const;
+
+ private:
+  void launch_ready();
+  void launch(std::size_t bucket);
+  void wait_stream(cudaStream_t stream, const char* what);
+
+  comm::Communicator& comm_;
+  ::ncclComm* nccl_ = nullptr;
+  int device_ = 0;
+  train::BucketPlan plan_;
+  float* grads_;
+  bool fp16_;
+  cudaStream_t stream_ = nullptr;          // communication stream
+  void* wire_ = nullptr;                   // fp16 wire buffer (largest bucket), device
+  std::vector<std::size_t> pending_;       // per bucket: parameters not yet ready
+  std::vector<char> recorded_;             // per bucket: its ready event is recorded
+  std::vector<char> param_done_;           // per parameter, this step
+  std::size_t next_ = 0;                   // next bucket to launch
+  std::vector<cudaEvent_t> ready_;         // per bucket, on the compute stream (no timing)
+  std::vector<cudaEvent_t> start_, end_;   // per bucket, on the communication stream
+  cudaEvent_t backward_end_ = nullptr;     // recorded by finish() on the compute stream
+  bool timed_step_ = false;                // a finished step whose events can be read
+};
+
+}  // namespace scalelab::gpu
