@@ -1,5 +1,5 @@
 // The mpi backend (mpi_communicator.h). MPI counts are int: larger transfers go in chunks of at
-// most kMaxChunk elements (or bytes), each its own MPI call. avg is MPI_SUM followed by one
+// most max_chunk_ elements (or bytes), each its own MPI call. avg is MPI_SUM followed by one
 // division (MPI has no average); float16 uses user-defined ops over a 2-byte datatype that call
 // the shared reduction kernels.
 #include "comm/backends/mpi_communicator.h"
@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "comm/mpi_runtime.h"
@@ -18,8 +19,6 @@
 
 namespace scalelab::comm {
 namespace {
-
-constexpr std::size_t kMaxChunk = INT_MAX / 2 + 1;  // 2^30: well inside int, a whole number of any type
 
 void check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
@@ -37,9 +36,16 @@ void half_user_op(void* in, void* inout, int* len, MPI_Datatype*) {
 
 int as_int(std::size_t n) { return static_cast<int>(n); }
 
+// Chunks of at most `chunk` a transfer of `n` is cut into; a transfer of 0 is one empty message.
+std::size_t chunks(std::size_t n, std::size_t chunk) { return n == 0 ? 1 : (n + chunk - 1) / chunk; }
+
 }  // namespace
 
-MpiCommunicator::MpiCommunicator() {
+MpiCommunicator::MpiCommunicator(std::size_t max_count_per_call) : max_chunk_(max_count_per_call) {
+  if (max_chunk_ == 0 || max_chunk_ > static_cast<std::size_t>(INT_MAX)) {
+    throw_usage("MpiCommunicator: max_count_per_call " + std::to_string(max_chunk_) +
+                " is outside 1.." + std::to_string(INT_MAX) + "; pass a count MPI's int can hold");
+  }
   ensure_mpi_initialized();
   check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
@@ -97,7 +103,7 @@ MPI_Op MpiCommunicator::mpi_op(DataType t, ReduceOp op) const {
 void MpiCommunicator::send(const void* buf, std::size_t bytes, int dst, int tag) {
   const auto* p = static_cast<const char*>(buf);
   do {
-    const std::size_t n = std::min(bytes, kMaxChunk);
+    const std::size_t n = std::min(bytes, max_chunk_);
     check(MPI_Send(p, as_int(n), MPI_BYTE, dst, tag, comm_), "MPI_Send");
     p += n;
     bytes -= n;
@@ -107,7 +113,7 @@ void MpiCommunicator::send(const void* buf, std::size_t bytes, int dst, int tag)
 void MpiCommunicator::recv(void* buf, std::size_t bytes, int src, int tag) {
   auto* p = static_cast<char*>(buf);
   do {
-    const std::size_t n = std::min(bytes, kMaxChunk);
+    const std::size_t n = std::min(bytes, max_chunk_);
     check(MPI_Recv(p, as_int(n), MPI_BYTE, src, tag, comm_, MPI_STATUS_IGNORE), "MPI_Recv");
     p += n;
     bytes -= n;
@@ -116,27 +122,38 @@ void MpiCommunicator::recv(void* buf, std::size_t bytes, int src, int tag) {
 
 void MpiCommunicator::sendrecv(const void* sendbuf, std::size_t send_bytes, int dst, void* recvbuf,
                                std::size_t recv_bytes, int src, int tag) {
-  // Chunk both directions in lockstep; a side with fewer chunks sends/receives empty messages so
-  // both peers agree on the number of calls.
   const auto* s = static_cast<const char*>(sendbuf);
   auto* r = static_cast<char*>(recvbuf);
-  do {
-    const std::size_t ns = std::min(send_bytes, kMaxChunk), nr = std::min(recv_bytes, kMaxChunk);
-    check(MPI_Sendrecv(s, as_int(ns), MPI_BYTE, dst, tag, r, as_int(nr), MPI_BYTE, src, tag, comm_,
+  if (send_bytes <= max_chunk_ && recv_bytes <= max_chunk_) {
+    check(MPI_Sendrecv(s, as_int(send_bytes), MPI_BYTE, dst, tag, r, as_int(recv_bytes), MPI_BYTE, src, tag, comm_,
                        MPI_STATUS_IGNORE),
           "MPI_Sendrecv");
-    s += ns;
-    r += nr;
-    send_bytes -= ns;
-    recv_bytes -= nr;
-  } while (send_bytes > 0 || recv_bytes > 0);
+    return;
+  }
+  // Each direction goes in as many messages as its own size needs, exactly what the peer's send
+  // or recv of that size expects: in a ring the neighbours' sizes differ, so padding the shorter
+  // direction with empty messages would leave them for the peer's next call. Step k posts chunk
+  // k of each direction that has one and waits for both.
+  const std::size_t send_chunks = chunks(send_bytes, max_chunk_), recv_chunks = chunks(recv_bytes, max_chunk_);
+  for (std::size_t k = 0; k < std::max(send_chunks, recv_chunks); ++k) {
+    MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    if (k < recv_chunks) {
+      const std::size_t nr = std::min(recv_bytes - k * max_chunk_, max_chunk_);
+      check(MPI_Irecv(r + k * max_chunk_, as_int(nr), MPI_BYTE, src, tag, comm_, &req[0]), "MPI_Irecv");
+    }
+    if (k < send_chunks) {
+      const std::size_t ns = std::min(send_bytes - k * max_chunk_, max_chunk_);
+      check(MPI_Isend(s + k * max_chunk_, as_int(ns), MPI_BYTE, dst, tag, comm_, &req[1]), "MPI_Isend");
+    }
+    check(MPI_Waitall(2, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+  }
 }
 
 void MpiCommunicator::allreduce(const void* sendbuf, void* recvbuf, std::size_t count, DataType type,
                                 ReduceOp op) {
   const std::size_t es = size_of(type);
-  for (std::size_t off = 0; off < count; off += kMaxChunk) {
-    const std::size_t n = std::min(count - off, kMaxChunk);
+  for (std::size_t off = 0; off < count; off += max_chunk_) {
+    const std::size_t n = std::min(count - off, max_chunk_);
     void* r = static_cast<char*>(recvbuf) + off * es;
     const void* s = sendbuf == recvbuf ? MPI_IN_PLACE : static_cast<const char*>(sendbuf) + off * es;
     check(MPI_Allreduce(s, r, as_int(n), mpi_type(type), mpi_op(type, op), comm_), "MPI_Allreduce");
@@ -146,8 +163,8 @@ void MpiCommunicator::allreduce(const void* sendbuf, void* recvbuf, std::size_t 
 
 void MpiCommunicator::broadcast(void* buf, std::size_t count, DataType type, int root) {
   const std::size_t es = size_of(type);
-  for (std::size_t off = 0; off < count; off += kMaxChunk) {
-    const std::size_t n = std::min(count - off, kMaxChunk);
+  for (std::size_t off = 0; off < count; off += max_chunk_) {
+    const std::size_t n = std::min(count - off, max_chunk_);
     check(MPI_Bcast(static_cast<char*>(buf) + off * es, as_int(n), mpi_type(type), root, comm_), "MPI_Bcast");
   }
 }
@@ -156,7 +173,7 @@ void MpiCommunicator::allgather(const void* sendbuf, void* recvbuf, std::size_t 
   const std::size_t es = size_of(type);
   auto* out = static_cast<char*>(recvbuf);
   const bool in_place = sendbuf == out + static_cast<std::size_t>(rank_) * count * es;
-  if (count <= kMaxChunk) {
+  if (count <= max_chunk_) {
     check(MPI_Allgather(in_place ? MPI_IN_PLACE : sendbuf, as_int(count), mpi_type(type), out,
                         as_int(count), mpi_type(type), comm_),
           "MPI_Allgather");
@@ -172,7 +189,7 @@ void MpiCommunicator::reduce_scatter(const void* sendbuf, void* recvbuf, std::si
   const std::size_t es = size_of(type);
   const auto* in = static_cast<const char*>(sendbuf);
   const bool in_place = recvbuf == in + static_cast<std::size_t>(rank_) * count * es;
-  if (count <= kMaxChunk) {
+  if (count <= max_chunk_) {
     if (in_place) {
       // MPI's in-place form reads the whole input from recvbuf and leaves block `rank` at its
       // start; ours keeps it at send + rank * count, so move it there (block 0 of the input is
@@ -187,8 +204,8 @@ void MpiCommunicator::reduce_scatter(const void* sendbuf, void* recvbuf, std::si
     }
   } else {
     for (int r = 0; r < size_; ++r) {
-      for (std::size_t off = 0; off < count; off += kMaxChunk) {
-        const std::size_t n = std::min(count - off, kMaxChunk);
+      for (std::size_t off = 0; off < count; off += max_chunk_) {
+        const std::size_t n = std::min(count - off, max_chunk_);
         const char* s = in + (static_cast<std::size_t>(r) * count + off) * es;
         char* d = static_cast<char*>(recvbuf) + off * es;
         const bool mine = r == rank_;

@@ -13,9 +13,16 @@ namespace scalelab::comm {
 
 class MpiCommunicator final : public Communicator {
  public:
+  // MPI counts are int, so a transfer larger than this goes in several MPI calls: at most this
+  // many elements per collective call, bytes per point-to-point call. 2^30 is well inside int and
+  // a whole number of elements of any type.
+  static constexpr std::size_t kDefaultMaxCountPerCall = std::size_t{1} << 30;
+
   // Initialises MPI if needed, duplicates MPI_COMM_WORLD (errors returned, not fatal) and splits
-  // it by shared memory for the local rank and size.
-  MpiCommunicator();
+  // it by shared memory for the local rank and size. `max_count_per_call` (1 .. INT_MAX) is
+  // lowered only by tests, to run the chunked paths on small buffers; every rank of a job must
+  // pass the same value.
+  explicit MpiCommunicator(std::size_t max_count_per_call = kDefaultMaxCountPerCall);
   ~MpiCommunicator() override;
 
   [[nodiscard]] int rank() const override { return rank_; }
@@ -45,6 +52,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Datatype mpi_type(DataType t) const;
   MPI_Op mpi_op(DataType t, ReduceOp op) const;
 
+  std::size_t max_chunk_;  // elements (collectives) or bytes (point-to-point) per MPI call
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Datatype half_type_ = MPI_DATATYPE_NULL;  // 2 contiguous bytes
   MPI_Op half_ops_[3] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};  // sum, min, max
