@@ -1,5 +1,5 @@
 // The algorithm table (algorithm.h): names, parsing and construction. Adding an algorithm is one
-// file plus one line here.
+// file plus one line here. Also the shared preamble of the point-to-point algorithms.
 #include "collectives/algorithm.h"
 
 #include <array>
@@ -83,11 +83,18 @@ std::unique_ptr<Algorithm> make_algorithm(Collective c, std::string_view name, s
               "'; use one of " + valid);
 }
 
-void AlgorithmBase::require_host(const comm::Communicator& comm) const {
+void PointToPointAlgorithm::run(comm::Communicator& comm, const void* send, void* recv, std::size_t count,
+                                comm::DataType type, comm::ReduceOp op, int root) {
   if (comm.memory_space() != comm::MemorySpace::host) {
-    throw_usage("--algo " + name_ + ": this algorithm reduces and copies on the CPU and needs host memory, but "
-                "backend " + comm.backend() + " keeps buffers on the GPU; use --algo library");
+    throw_usage("--algo " + std::string(name()) + ": this algorithm reduces and copies on the CPU and needs host "
+                "memory, but backend " + comm.backend() + " keeps buffers on the GPU; use --algo library");
   }
+  if (count == 0) return;
+  if (comm.size() == 1) {
+    comm.local_copy(recv, send, count * comm::size_of(type));  // no-op in place (recv == send)
+    return;
+  }
+  exchange(comm, send, recv, count, type, op, root);
 }
 
 double busbw_factor(Collective c, int nranks) {

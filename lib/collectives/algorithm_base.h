@@ -1,5 +1,7 @@
 // What every collective algorithm file shares: a base class holding the name and the reusable
-// scratch buffer, the block partition of a buffer among ranks, and small pointer helpers.
+// scratch buffer, the base of the point-to-point algorithms (which does the checks and the
+// trivial cases they all share), the block partition of a buffer among ranks, and small pointer
+// helpers.
 // Internal to collectives/: users go through algorithm.h's make_algorithm.
 #pragma once
 #include <algorithm>
@@ -91,15 +93,28 @@ class AlgorithmBase : public Algorithm {
   [[nodiscard]] std::size_t scratch_bytes() const override { return scratch_.capacity() + scratch2_.capacity(); }
 
  protected:
-  // The point-to-point algorithms reduce and copy with the CPU: they need host memory.
-  void require_host(const comm::Communicator& comm) const;
-
   Scratch scratch_;
   Scratch scratch2_;
 
  private:
   std::string name_;
   Collective collective_;
+};
+
+// Base of every algorithm built from point-to-point calls. run() does what all of them do first:
+// it requires host memory (they reduce and copy with the CPU), returns at once for count 0, and
+// at one rank copies the input to the output (for all four collectives the result is then
+// count elements equal to the input; nothing is copied in place). Only then does it call
+// exchange(), so an algorithm's exchange() sees count > 0 and at least two ranks.
+class PointToPointAlgorithm : public AlgorithmBase {
+ public:
+  using AlgorithmBase::AlgorithmBase;
+  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+           comm::ReduceOp op, int root) final;
+
+ protected:
+  virtual void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count,
+                        comm::DataType type, comm::ReduceOp op, int root) = 0;
 };
 
 // One factory per algorithm file; algorithm.cpp's table lists them.

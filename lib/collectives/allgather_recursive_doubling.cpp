@@ -8,19 +8,17 @@
 namespace scalelab::collectives {
 namespace {
 
-class RecursiveDoublingAllgather final : public AlgorithmBase {
+class RecursiveDoublingAllgather final : public PointToPointAlgorithm {
  public:
-  RecursiveDoublingAllgather() : AlgorithmBase("recursive_doubling", Collective::allgather) {}
+  RecursiveDoublingAllgather() : PointToPointAlgorithm("recursive_doubling", Collective::allgather) {}
 
-  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
-           comm::ReduceOp /*op*/, int /*root*/) override {
-    require_host(comm);
+ private:
+  void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+                comm::ReduceOp /*op*/, int /*root*/) override {
     const int p = comm.size(), r = comm.rank();
     const std::size_t bytes = count * comm::size_of(type);
-    if (count == 0) return;
     const auto block = [&](int b) { return at(recv, static_cast<std::size_t>(b), bytes); };
     comm.local_copy(block(r), send, bytes);  // no-op in place
-    if (p == 1) return;
     const Fold fold(r, p);
     const auto first = [&](int v) { return v < fold.rem ? 2 * v : v + fold.rem; };  // first(pof2) == p
     if (fold.sits_out()) {

@@ -6,16 +6,15 @@
 namespace scalelab::collectives {
 namespace {
 
-class RingAllgather final : public AlgorithmBase {
+class RingAllgather final : public PointToPointAlgorithm {
  public:
-  RingAllgather() : AlgorithmBase("ring", Collective::allgather) {}
+  RingAllgather() : PointToPointAlgorithm("ring", Collective::allgather) {}
 
-  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
-           comm::ReduceOp /*op*/, int /*root*/) override {
-    require_host(comm);
+ private:
+  void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+                comm::ReduceOp /*op*/, int /*root*/) override {
     const int p = comm.size(), r = comm.rank();
     const std::size_t bytes = count * comm::size_of(type);
-    if (count == 0) return;
     comm.local_copy(at(recv, static_cast<std::size_t>(r), bytes), send, bytes);  // no-op in place
     const int right = mod(r + 1, p), left = mod(r - 1, p);
     for (int s = 0; s < p - 1; ++s) {

@@ -6,20 +6,15 @@
 namespace scalelab::collectives {
 namespace {
 
-class NaiveAllreduce final : public AlgorithmBase {
+class NaiveAllreduce final : public PointToPointAlgorithm {
  public:
-  NaiveAllreduce() : AlgorithmBase("naive", Collective::allreduce) {}
+  NaiveAllreduce() : PointToPointAlgorithm("naive", Collective::allreduce) {}
 
-  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
-           comm::ReduceOp op, int /*root*/) override {
-    require_host(comm);
+ private:
+  void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+                comm::ReduceOp op, int /*root*/) override {
     const int p = comm.size(), r = comm.rank();
     const std::size_t es = comm::size_of(type), bytes = count * es;
-    if (count == 0) return;
-    if (p == 1) {
-      comm.local_copy(recv, send, bytes);
-      return;
-    }
     if (r != 0) {
       comm.send(send, bytes, 0, tag::naive);
       comm.recv(recv, bytes, 0, tag::naive);

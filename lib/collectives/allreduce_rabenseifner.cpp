@@ -12,20 +12,15 @@
 namespace scalelab::collectives {
 namespace {
 
-class RabenseifnerAllreduce final : public AlgorithmBase {
+class RabenseifnerAllreduce final : public PointToPointAlgorithm {
  public:
-  RabenseifnerAllreduce() : AlgorithmBase("rabenseifner", Collective::allreduce) {}
+  RabenseifnerAllreduce() : PointToPointAlgorithm("rabenseifner", Collective::allreduce) {}
 
-  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
-           comm::ReduceOp op, int /*root*/) override {
-    require_host(comm);
+ private:
+  void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+                comm::ReduceOp op, int /*root*/) override {
     const int p = comm.size(), r = comm.rank();
     const std::size_t es = comm::size_of(type), bytes = count * es;
-    if (count == 0) return;
-    if (p == 1) {
-      comm.local_copy(recv, send, bytes);
-      return;
-    }
     const Fold fold(r, p);
     const void* partial = send;
     if (fold.sits_out()) {

@@ -7,20 +7,15 @@
 namespace scalelab::collectives {
 namespace {
 
-class RecursiveDoublingAllreduce final : public AlgorithmBase {
+class RecursiveDoublingAllreduce final : public PointToPointAlgorithm {
  public:
-  RecursiveDoublingAllreduce() : AlgorithmBase("recursive_doubling", Collective::allreduce) {}
+  RecursiveDoublingAllreduce() : PointToPointAlgorithm("recursive_doubling", Collective::allreduce) {}
 
-  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
-           comm::ReduceOp op, int /*root*/) override {
-    require_host(comm);
+ private:
+  void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+                comm::ReduceOp op, int /*root*/) override {
     const int p = comm.size(), r = comm.rank();
     const std::size_t es = comm::size_of(type), bytes = count * es;
-    if (count == 0) return;
-    if (p == 1) {
-      comm.local_copy(recv, send, bytes);
-      return;
-    }
     const Fold fold(r, p);
     unsigned char* tmp = scratch_.get(bytes);
     const void* partial = send;  // our current partial result

@@ -22,20 +22,15 @@ namespace {
 constexpr std::size_t kMinSegmentBytes = 1024 * 1024;
 constexpr std::size_t kMaxSegments = 4;
 
-class RingAllreduce final : public AlgorithmBase {
+class RingAllreduce final : public PointToPointAlgorithm {
  public:
-  RingAllreduce() : AlgorithmBase("ring", Collective::allreduce) {}
+  RingAllreduce() : PointToPointAlgorithm("ring", Collective::allreduce) {}
 
-  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
-           comm::ReduceOp op, int /*root*/) override {
-    require_host(comm);
+ private:
+  void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+                comm::ReduceOp op, int /*root*/) override {
     const int p = comm.size(), r = comm.rank();
     const std::size_t es = comm::size_of(type);
-    if (count == 0) return;
-    if (p == 1) {
-      comm.local_copy(recv, send, count * es);
-      return;
-    }
     const int right = mod(r + 1, p), left = mod(r - 1, p);
     const Blocks blocks{count, static_cast<std::size_t>(p)};
     // Every rank cuts every step into the same number of segments (from the largest block), so
@@ -66,7 +61,6 @@ class RingAllreduce final : public AlgorithmBase {
     }
   }
 
- private:
   // Elements of a block of `n` that segment starting at `off` covers (0 past the end).
   static std::size_t piece(std::size_t n, std::size_t off, std::size_t seg) {
     return off >= n ? 0 : std::min(seg, n - off);

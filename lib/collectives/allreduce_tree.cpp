@@ -18,21 +18,16 @@ namespace {
 
 constexpr std::size_t kPipelineSegmentBytes = 128 * 1024;
 
-class TreeAllreduce final : public AlgorithmBase {
+class TreeAllreduce final : public PointToPointAlgorithm {
  public:
   TreeAllreduce(std::string_view name, std::size_t segment_bytes)
-      : AlgorithmBase(name, Collective::allreduce), segment_bytes_(segment_bytes) {}
+      : PointToPointAlgorithm(name, Collective::allreduce), segment_bytes_(segment_bytes) {}
 
-  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
-           comm::ReduceOp op, int /*root*/) override {
-    require_host(comm);
+ private:
+  void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+                comm::ReduceOp op, int /*root*/) override {
     const int p = comm.size(), r = comm.rank();
     const std::size_t es = comm::size_of(type);
-    if (count == 0) return;
-    if (p == 1) {
-      comm.local_copy(recv, send, count * es);
-      return;
-    }
     const int parent = r == 0 ? -1 : (r - 1) / 2;
     const int children[2] = {2 * r + 1, 2 * r + 2};
     const std::size_t seg = segment_bytes_ == 0 ? count : std::max<std::size_t>(1, segment_bytes_ / es);
@@ -63,7 +58,6 @@ class TreeAllreduce final : public AlgorithmBase {
     }
   }
 
- private:
   std::size_t segment_bytes_;  // 0: the whole buffer at once
 };
 

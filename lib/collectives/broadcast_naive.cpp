@@ -6,16 +6,15 @@
 namespace scalelab::collectives {
 namespace {
 
-class NaiveBroadcast final : public AlgorithmBase {
+class NaiveBroadcast final : public PointToPointAlgorithm {
  public:
-  NaiveBroadcast() : AlgorithmBase("naive", Collective::broadcast) {}
+  NaiveBroadcast() : PointToPointAlgorithm("naive", Collective::broadcast) {}
 
-  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
-           comm::ReduceOp /*op*/, int root) override {
-    require_host(comm);
+ private:
+  void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+                comm::ReduceOp /*op*/, int root) override {
     const int p = comm.size(), r = comm.rank();
     const std::size_t bytes = count * comm::size_of(type);
-    if (count == 0) return;
     if (r == root) {
       comm.local_copy(recv, send, bytes);
       for (int q = 0; q < p; ++q) {

@@ -8,16 +8,15 @@ namespace {
 
 constexpr std::size_t kSegmentBytes = 256 * 1024;
 
-class RingBroadcast final : public AlgorithmBase {
+class RingBroadcast final : public PointToPointAlgorithm {
  public:
-  RingBroadcast() : AlgorithmBase("ring", Collective::broadcast) {}
+  RingBroadcast() : PointToPointAlgorithm("ring", Collective::broadcast) {}
 
-  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
-           comm::ReduceOp /*op*/, int root) override {
-    require_host(comm);
+ private:
+  void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+                comm::ReduceOp /*op*/, int root) override {
     const int p = comm.size(), r = comm.rank();
     const std::size_t es = comm::size_of(type);
-    if (count == 0) return;
     if (r == root) comm.local_copy(recv, send, count * es);
     const int v = mod(r - root, p);
     const int prev = mod(r - 1, p), next = mod(r + 1, p);

@@ -7,16 +7,15 @@
 namespace scalelab::collectives {
 namespace {
 
-class TreeBroadcast final : public AlgorithmBase {
+class TreeBroadcast final : public PointToPointAlgorithm {
  public:
-  TreeBroadcast() : AlgorithmBase("tree", Collective::broadcast) {}
+  TreeBroadcast() : PointToPointAlgorithm("tree", Collective::broadcast) {}
 
-  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
-           comm::ReduceOp /*op*/, int root) override {
-    require_host(comm);
+ private:
+  void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+                comm::ReduceOp /*op*/, int root) override {
     const int p = comm.size(), r = comm.rank();
     const std::size_t bytes = count * comm::size_of(type);
-    if (count == 0) return;
     if (r == root) comm.local_copy(recv, send, bytes);
     const int v = mod(r - root, p);
     int mask = 1;

@@ -8,21 +8,16 @@
 namespace scalelab::collectives {
 namespace {
 
-class RingReduceScatter final : public AlgorithmBase {
+class RingReduceScatter final : public PointToPointAlgorithm {
  public:
-  RingReduceScatter() : AlgorithmBase("ring", Collective::reduce_scatter) {}
+  RingReduceScatter() : PointToPointAlgorithm("ring", Collective::reduce_scatter) {}
 
-  void run(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
-           comm::ReduceOp op, int /*root*/) override {
-    require_host(comm);
+ private:
+  void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+                comm::ReduceOp op, int /*root*/) override {
     const int p = comm.size(), r = comm.rank();
     const std::size_t es = comm::size_of(type), bytes = count * es;
-    if (count == 0) return;
     const auto block = [&](int b) { return at(send, static_cast<std::size_t>(b) * count, es); };
-    if (p == 1) {
-      comm.local_copy(recv, send, bytes);
-      return;
-    }
     unsigned char* partial = scratch_.get(bytes);
     unsigned char* incoming = scratch2_.get(bytes);
     const int right = mod(r + 1, p), left = mod(r - 1, p);

@@ -1,6 +1,7 @@
 // Every algorithm of every collective against the reference (collective_check.h), on the local
 // backend at 1..5 ranks: all types, ops, edge counts, in place and out of place. Also: a second
-// call at the same size allocates no scratch, and the ring's scratch is a segment, not a buffer.
+// call at the same size allocates no scratch, the ring's scratch is a segment, not a buffer, and
+// the point-to-point algorithms refuse device memory.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -98,6 +99,49 @@ TEST(RingAllreduce, CutsLargeBlocksIntoSegmentsAndStaysExact) {
   for (const std::size_t bytes : scratch) {
     EXPECT_GT(bytes, 0u);
     EXPECT_LT(bytes, kCount * sizeof(float) / 3) << "scratch should be one segment, less than one block";
+  }
+}
+
+// A two-rank communicator whose buffers would live on a GPU; any transfer is an error.
+class DeviceMemoryStub final : public comm::Communicator {
+ public:
+  [[nodiscard]] int rank() const override { return 0; }
+  [[nodiscard]] int size() const override { return 2; }
+  [[nodiscard]] int local_rank() const override { return 0; }
+  [[nodiscard]] int local_size() const override { return 2; }
+  [[nodiscard]] std::string backend() const override { return "nccl"; }
+  [[nodiscard]] comm::MemorySpace memory_space() const override { return comm::MemorySpace::device; }
+  void send(const void*, std::size_t, int, int) override { no_transfer(); }
+  void recv(void*, std::size_t, int, int) override { no_transfer(); }
+  void sendrecv(const void*, std::size_t, int, void*, std::size_t, int, int) override { no_transfer(); }
+  void allreduce(const void*, void*, std::size_t, comm::DataType, comm::ReduceOp) override { no_transfer(); }
+  void broadcast(void*, std::size_t, comm::DataType, int) override { no_transfer(); }
+  void allgather(const void*, void*, std::size_t, comm::DataType) override { no_transfer(); }
+  void reduce_scatter(const void*, void*, std::size_t, comm::DataType, comm::ReduceOp) override { no_transfer(); }
+  void barrier() override { no_transfer(); }
+  void local_copy(void*, const void*, std::size_t) override { no_transfer(); }
+  [[noreturn]] void abort(const std::string& message, int) override { throw_runtime(message); }
+
+ private:
+  [[noreturn]] static void no_transfer() { throw_runtime("DeviceMemoryStub: no transfer expected"); }
+};
+
+TEST(PointToPointAlgorithms, RefuseDeviceMemoryWhateverTheCount) {
+  // The check comes before anything else, so even a call with no elements names the problem.
+  DeviceMemoryStub gpu;
+  float buf[4] = {};
+  for (const Named& a : every_algorithm()) {
+    if (a.name == "library") continue;  // the communicator's own collective works in any memory
+    auto algo = collectives::make_algorithm(a.collective, a.name);
+    for (const std::size_t count : {std::size_t{0}, std::size_t{2}}) {
+      try {
+        algo->run(gpu, buf, buf, count, comm::DataType::f32, comm::ReduceOp::sum, 0);
+        ADD_FAILURE() << a.name << " ran on device memory with count " << count;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::usage) << a.name << ": " << e.what();
+        EXPECT_NE(std::string(e.what()).find("use --algo library"), std::string::npos) << e.what();
+      }
+    }
   }
 }
 
