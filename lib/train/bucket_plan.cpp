@@ -1,0 +1,52 @@
+// BucketPlan (train/bucket_plan.h): the greedy reverse-order packing of gradients into buckets.
+#include "train/bucket_plan.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/size_parse.h"
+
+namespace scalelab::train {
+
+BucketPlan::BucketPlan(const std::vector<nn::ParamInfo>& params, std::size_t bucket_bytes)
+    : cap_(bucket_bytes), bucket_of_(params.size(), 0) {
+  for (std::size_t i = 1; i < params.size(); ++i) {
+    if (params[i].offset < params[i - 1].offset + params[i - 1].size) {
+      throw_runtime("bucket plan: parameter " + params[i].name + " overlaps or precedes " + params[i - 1].name +
+                    " in the flat buffer; build the plan from a finalized ParameterSet");
+    }
+  }
+  constexpr std::size_t kFloatBytes = sizeof(float);
+  std::size_t bytes = 0;  // gradient bytes of the open bucket (its tensors, padding not counted)
+  for (std::size_t k = params.size(); k-- > 0;) {
+    const nn::ParamInfo& p = params[k];
+    const std::size_t p_bytes = p.size * kFloatBytes;
+    if (!buckets_.empty() && cap_ > 0 && bytes + p_bytes <= cap_) {
+      Bucket& b = buckets_.back();  // p sits just before b in the buffer
+      b.count += b.offset - p.offset;
+      b.offset = p.offset;
+      b.first_param = k;
+      bytes += p_bytes;
+    } else {
+      buckets_.push_back({p.offset, p.size, k, k});
+      bytes = p_bytes;
+    }
+    bucket_of_[k] = buckets_.size() - 1;
+  }
+  for (const Bucket& b : buckets_) largest_ = std::max(largest_, b.count);
+}
+
+std::string BucketPlan::describe() const {
+  std::string s = std::to_string(buckets_.size()) + (buckets_.size() == 1 ? " bucket" : " buckets");
+  s += cap_ == 0 ? " (one per tensor)" : " of <= " + format_size(cap_);
+  s += " (";
+  const std::size_t shown = std::min<std::size_t>(buckets_.size(), 4);
+  for (std::size_t i = 0; i < shown; ++i) {
+    s += (i ? ", " : "") + format_size(buckets_[i].count * sizeof(float));
+  }
+  if (buckets_.size() > shown) s += ", ...";
+  s += ")";
+  return s;
+}
+
+}  // namespace scalelab::train

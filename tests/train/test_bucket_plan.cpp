@@ -1,0 +1,161 @@
+// BucketPlan (train/bucket_plan.h): reverse declaration order, one contiguous range per bucket,
+// the byte cap (a tensor over it alone, cap 0 = one bucket per tensor), checked by hand on small
+// layouts and by the properties that define greedy packing on random ones.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "nn/parameter.h"
+#include "train/bucket_plan.h"
+
+using namespace scalelab;
+
+namespace {
+
+// A finalized parameter set with one 1-D tensor per entry of `sizes` (floats), all weights.
+std::unique_ptr<nn::ParameterSet> layout(const std::vector<std::size_t>& sizes) {
+  auto set = std::make_unique<nn::ParameterSet>();
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    std::string name = "p";
+    name += std::to_string(i);
+    set->add(std::move(name), nn::Shape{sizes[i]}, nn::ParamKind::weight);
+  }
+  set->finalize();
+  return set;
+}
+
+std::size_t tensor_bytes(const nn::ParameterSet& set, const train::Bucket& b) {
+  std::size_t n = 0;
+  for (std::size_t p = b.first_param; p <= b.last_param; ++p) n += set.info(p).size * sizeof(float);
+  return n;
+}
+
+// Every property a greedy reverse-order packing with cap `cap` must have.
+void check_plan(const nn::ParameterSet& set, std::size_t cap) {
+  const train::BucketPlan plan(set.params(), cap);
+  ASSERT_EQ(plan.bucket_bytes(), cap);
+  if (set.count() == 0) {
+    EXPECT_EQ(plan.size(), 0u);
+    return;
+  }
+  // Bucket 0 ends with the last parameter; each next bucket ends just before the previous starts.
+  std::size_t expected_last = set.count() - 1;
+  std::size_t largest = 0;
+  for (std::size_t k = 0; k < plan.size(); ++k) {
+    const train::Bucket& b = plan.buckets()[k];
+    ASSERT_EQ(b.last_param, expected_last) << "bucket " << k;
+    ASSERT_LE(b.first_param, b.last_param);
+    // One contiguous range from the first tensor's start to the last tensor's end.
+    EXPECT_EQ(b.offset, set.info(b.first_param).offset);
+    EXPECT_EQ(b.offset + b.count, set.info(b.last_param).offset + set.info(b.last_param).size);
+    for (std::size_t p = b.first_param; p <= b.last_param; ++p) EXPECT_EQ(plan.bucket_of(p), k);
+    // Within the cap unless it is a single tensor; and closed only because the next one did not fit.
+    if (b.params() > 1) {
+      EXPECT_LE(tensor_bytes(set, b), cap) << "bucket " << k;
+    }
+    if (b.first_param > 0) {
+      const std::size_t next = set.info(b.first_param - 1).size * sizeof(float);
+      EXPECT_TRUE(cap == 0 || tensor_bytes(set, b) + next > cap) << "bucket " << k << " could have taken one more";
+    }
+    largest = std::max(largest, b.count);
+    expected_last = b.first_param - 1;
+  }
+  EXPECT_EQ(plan.buckets().back().first_param, 0u);
+  EXPECT_EQ(plan.largest_count(), largest);
+}
+
+TEST(BucketPlan, PacksInReverseDeclarationOrder) {
+  // 4 tensors of 100, 200, 300, 400 floats = 400, 800, 1200, 1600 bytes; cap 2000 bytes:
+  // reverse order 1600 | 1200+800 (2000) | 400.
+  auto set = layout({100, 200, 300, 400});
+  const train::BucketPlan plan(set->params(), 2000);
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan.buckets()[0].first_param, 3u);
+  EXPECT_EQ(plan.buckets()[0].last_param, 3u);
+  EXPECT_EQ(plan.buckets()[1].first_param, 1u);
+  EXPECT_EQ(plan.buckets()[1].last_param, 2u);
+  EXPECT_EQ(plan.buckets()[2].first_param, 0u);
+  EXPECT_EQ(plan.buckets()[2].last_param, 0u);
+  // Bucket 1 spans p1's start to p2's end, the alignment padding between them included.
+  EXPECT_EQ(plan.buckets()[1].offset, set->info(1).offset);
+  EXPECT_EQ(plan.buckets()[1].count, set->info(2).offset + 300 - set->info(1).offset);
+  EXPECT_EQ(plan.bucket_of(0), 2u);
+  EXPECT_EQ(plan.bucket_of(3), 0u);
+  check_plan(*set, 2000);
+}
+
+TEST(BucketPlan, LargeCapGivesOneBucketOverTheWholeBuffer) {
+  auto set = layout({10, 33, 7, 1000});
+  const train::BucketPlan plan(set->params(), train::kDefaultBucketBytes);
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan.buckets()[0].offset, 0u);
+  EXPECT_EQ(plan.buckets()[0].count, set->size());
+  EXPECT_EQ(plan.buckets()[0].params(), 4u);
+}
+
+TEST(BucketPlan, TensorOverTheCapGetsABucketOfItsOwn) {
+  // 64 KiB cap; the middle tensor is 1 MiB: it sits alone, its neighbours are not merged across it.
+  auto set = layout({1000, 1000, 262144, 1000, 1000});
+  const train::BucketPlan plan(set->params(), 64 << 10);
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan.buckets()[1].first_param, 2u);
+  EXPECT_EQ(plan.buckets()[1].last_param, 2u);
+  EXPECT_EQ(plan.buckets()[1].count, 262144u);
+  EXPECT_EQ(plan.largest_count(), 262144u);
+  check_plan(*set, 64 << 10);
+}
+
+TEST(BucketPlan, ExactFitStaysInOneBucket) {
+  auto set = layout({256, 256});  // 1 KiB each; 16-float aligned, no padding
+  EXPECT_EQ(train::BucketPlan(set->params(), 2048).size(), 1u);
+  EXPECT_EQ(train::BucketPlan(set->params(), 2047).size(), 2u);
+}
+
+TEST(BucketPlan, CapZeroGivesOneBucketPerTensor) {
+  auto set = layout({5, 1, 17, 64, 3});
+  const train::BucketPlan plan(set->params(), 0);
+  ASSERT_EQ(plan.size(), set->count());
+  for (std::size_t k = 0; k < plan.size(); ++k) {
+    const std::size_t p = set->count() - 1 - k;
+    EXPECT_EQ(plan.buckets()[k].first_param, p);
+    EXPECT_EQ(plan.buckets()[k].count, set->info(p).size);
+  }
+  EXPECT_NE(plan.describe().find("one per tensor"), std::string::npos) << plan.describe();
+}
+
+TEST(BucketPlan, EmptyParameterListGivesNoBuckets) {
+  auto set = layout({});
+  check_plan(*set, 1024);
+  EXPECT_EQ(train::BucketPlan(set->params(), 1024).largest_count(), 0u);
+}
+
+TEST(BucketPlan, RandomLayoutsHaveTheGreedyProperties) {
+  std::mt19937 rng(20261122);
+  std::uniform_int_distribution<std::size_t> count(1, 40), size(1, 5000), cap_kib(0, 40);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::size_t> sizes(count(rng));
+    for (auto& s : sizes) s = size(rng);
+    auto set = layout(sizes);
+    const std::size_t cap = cap_kib(rng) * 1024 + (trial % 3) * 4;
+    SCOPED_TRACE("trial " + std::to_string(trial) + " cap " + std::to_string(cap));
+    check_plan(*set, cap);
+  }
+}
+
+TEST(BucketPlan, RejectsOverlappingOffsets) {
+  std::vector<nn::ParamInfo> params = {{"a", nn::Shape{10}, 0, 10, nn::ParamKind::weight},
+                                       {"b", nn::Shape{10}, 5, 10, nn::ParamKind::bias}};
+  EXPECT_THROW(train::BucketPlan(params, 1024), Error);
+}
+
+TEST(BucketPlan, DescribesCountAndSizes) {
+  auto set = layout({262144, 262144, 262144});  // 1 MiB each
+  const std::string d = train::BucketPlan(set->params(), 2 << 20).describe();
+  EXPECT_NE(d.find("2 buckets"), std::string::npos) << d;
+}
+
+}  // namespace
