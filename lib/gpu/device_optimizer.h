@@ -68,6 +68,7 @@ class DeviceOptimizer {
 
  private:
   struct Tables;  // device-side tensor and block tables of the segmented reduction
+  void build_tables(const nn::ParameterSet& layout);
   std::string name_;
   optim::OptimizerOptions options_;
   std::size_t size_ = 0;        // floats in the parameter buffer
