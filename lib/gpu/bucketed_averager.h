@@ -76,6 +76,7 @@ class BucketedAverager {
   [[nodiscard]] AllreduceTiming last_timing() const;
 
  private:
+  void release() noexcept;  // frees what the constructor made (also when it throws halfway)
   void launch_ready();
   void launch(std::size_t bucket);
   void wait_stream(cudaStream_t stream, const char* what);

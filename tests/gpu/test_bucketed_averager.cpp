@@ -1,0 +1,72 @@
+// BucketedAverager (gpu/bucketed_averager.h) in one process: over 1 GPU and over every visible
+// GPU (up to 4, one thread each, comm::run_nccl_single_process), the averaged buffer equals the
+// plain mean over ranks (test_bucketed_averager_check.h) with several buckets, one bucket, one
+// per tensor, parameters marked in backward order, in the wrong order and not at all, float32
+// and float16 on the wire. These skip without a GPU; the usage error for a communicator that is
+// not nccl runs everywhere.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "comm/local.h"
+#include "core/error.h"
+#include "test_bucketed_averager_check.h"
+#include "train/bucket_plan.h"
+
+namespace scalelab::gpu::test {
+namespace {
+
+struct Case {
+  const char* label;
+  std::size_t bucket_bytes;
+  bool fp16;
+  ReadyOrder order;
+};
+
+class BucketedAveragerMean : public ::testing::TestWithParam<Case> {};
+
+void run_on(int gpus, const Case& c) {
+  comm::run_nccl_single_process(gpus, [&](comm::Communicator& comm) { check_averaging(comm, c.bucket_bytes, c.fp16, c.order); });
+}
+
+TEST_P(BucketedAveragerMean, OneGpu) {
+  const std::string reason = no_device_reason();
+  if (!reason.empty()) GTEST_SKIP() << "no usable CUDA device: " << reason;
+  run_on(1, GetParam());
+}
+
+TEST_P(BucketedAveragerMean, EveryVisibleGpu) {
+  const std::string reason = no_device_reason();
+  if (!reason.empty()) GTEST_SKIP() << "no usable CUDA device: " << reason;
+  int count = 0;
+  cudaGetDeviceCount(&count);
+  if (count < 2) GTEST_SKIP() << "one GPU visible: the multi-GPU mean needs two or more";
+  run_on(std::min(count, 4), GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Buckets, BucketedAveragerMean,
+    ::testing::Values(Case{"several_buckets_backward", 256 << 10, false, ReadyOrder::backward},
+                      Case{"several_buckets_forward_order", 256 << 10, false, ReadyOrder::forward},
+                      Case{"several_buckets_only_finish", 256 << 10, false, ReadyOrder::only_finish},
+                      Case{"one_bucket", train::kDefaultBucketBytes, false, ReadyOrder::backward},
+                      Case{"one_per_tensor", 0, false, ReadyOrder::backward},
+                      Case{"several_buckets_fp16", 256 << 10, true, ReadyOrder::backward},
+                      Case{"one_per_tensor_fp16", 0, true, ReadyOrder::forward}),
+    [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.label); });
+
+TEST(BucketedAveragerChecks, NeedsTheNcclBackend) {
+  auto layout = averager_layout();
+  comm::run_local(1, [&](comm::Communicator& comm) {
+    try {
+      BucketedAverager avg(comm, *layout, nullptr, train::kDefaultBucketBytes, false);
+      FAIL() << "a local communicator was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
+      EXPECT_NE(std::string(e.what()).find("--backend nccl"), std::string::npos) << e.what();
+    }
+  });
+}
+
+}  // namespace
+}  // namespace scalelab::gpu::test
