@@ -54,6 +54,7 @@ std::vector<std::string> split_list(const std::string& s) {
 struct Parsed {
   ConvergeSettings settings;
   std::string json, charts, backend;
+  std::string device = "cpu";  // --device, passed to every configuration's Trainer
   std::vector<std::string> from;
   bool quiet = false, sync_batchnorm = false;
 };
@@ -87,6 +88,7 @@ std::optional<Parsed> parse_converge(const Args& args) {
       ("target-accuracy", po::value<double>()->default_value(d.target_accuracy), "test accuracy whose time to reach is reported")
       ("seed", po::value<long long>()->default_value(42), "seed for every configuration")
       ("threads", po::value<int>()->default_value(1), "compute threads per rank")
+      ("device", po::value<std::string>()->default_value("cpu"), "where each rank computes: cpu or cuda (see scalelab train)")
       ("max-steps", po::value<long long>()->default_value(0), "cap on steps per epoch, for quick runs (0: whole epochs)")
       ("sync-batchnorm", po::bool_switch(), "allreduce BatchNorm statistics across ranks (SyncBatchNorm)")
       ("json", po::value<std::string>()->default_value(""), "write every record here (rank 0; rewritten after each configuration)")
@@ -138,6 +140,8 @@ std::optional<Parsed> parse_converge(const Args& args) {
   if (s.threads < 1) usage_error(args, "--threads: at least one thread");
   s.max_steps = positive("max-steps");
   p.sync_batchnorm = (*vm)["sync-batchnorm"].as<bool>();
+  p.device = (*vm)["device"].as<std::string>();
+  if (p.device != "cpu" && p.device != "cuda") usage_error(args, "--device " + p.device + ": unknown device; use cpu or cuda");
   p.json = (*vm)["json"].as<std::string>();
   p.charts = (*vm)["charts"].as<std::string>();
   p.from = split_list((*vm)["from"].as<std::string>());
@@ -219,6 +223,7 @@ int cmd_converge(const Args& args) {
     c.optimizer_options = run.optimizer_options;
     c.lr = run.schedule.base_lr;
     c.threads = s.threads;
+    c.device = parsed->device;
     c.max_steps = s.max_steps;
     c.seed = s.seed;
     c.verbose = !parsed->quiet;

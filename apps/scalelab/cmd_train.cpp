@@ -1,7 +1,8 @@
 // `scalelab train [options]`: data-parallel training on CPU ranks, Horovod-style. Runs alone or
 // under `scalelab run -np N -- train ...` / `mpirun -np N scalelab train ...`. Options are checked
 // before MPI starts (a typo is one line, exit 2); then lib/train's Trainer runs on every rank and
-// rank 0 prints Keras-style progress lines and writes --json after every epoch.
+// rank 0 prints Keras-style progress lines and writes --json after every epoch. --device picks the
+// engine (lib/train/engine.h): CPU cores, or the GPU of each rank's local rank.
 // The lr schedule flags are those of `scalelab converge` (--lr-schedule, --lr-scaling with
 // --base-batch, --warmup, --warmup-epochs, --lr-steps/--lr-gamma/--lr-power) and build one
 // optim::LrSchedule (lib/optim/schedule.h); --sync-batchnorm installs lib/train's SyncBatchNorm.
@@ -19,6 +20,7 @@
 #include "core/results.h"
 #include "core/size_parse.h"
 #include "data/load.h"
+#include "monitor/node_monitor.h"
 #include "nn/model.h"
 #include "optim/factory.h"
 #include "optim/schedule.h"
@@ -40,6 +42,7 @@ constexpr const char* kUsage =
     "  scalelab train --model cnn --epochs 1\n"
     "  scalelab run -np 2 -- train --model cnn --epochs 1 --json train.json --timeline timeline.json\n"
     "  scalelab train --dataset synthetic --model trivial --max-steps 50\n"
+    "  scalelab run -np 2 -- train --device cuda --model cnn --epochs 1   (one GPU per rank)\n"
     "  scalelab run -np 2 -- train --optimizer sgd --lr 0.01 --lr-scaling linear --base-batch 128 \\\n"
     "      --warmup-epochs 1 --lr-schedule cosine --epochs 3";
 
@@ -70,6 +73,7 @@ struct Parsed {
   bool sync_batchnorm = false;
   std::string json;
   std::string backend;
+  monitor::NodeMonitorOptions gpu_monitor;  // --gpu-monitor: this node's GPUs sampled while training
 };
 
 // The schedule flags, read as `scalelab converge` reads them. Without --warmup, a positive
@@ -137,6 +141,8 @@ std::optional<Parsed> parse_train(const Args& args) {
       ("momentum", po::value<float>()->default_value(0.9f, "0.9"), "momentum (sgd, lars)")
       ("weight-decay", po::value<float>()->default_value(0.0f), "L2 weight decay")
       ("threads", po::value<int>()->default_value(1), "compute threads per rank")
+      ("device", po::value<std::string>()->default_value("cpu"),
+       "where each rank computes: cpu, or cuda (the GPU of its local rank; needs a CUDA build)")
       ("max-steps", po::value<long long>()->default_value(0), "cap on steps per epoch (0: the whole shard)")
       ("seed", po::value<long long>()->default_value(42), "seed for initialisation, shuffling, dropout, synthetic data")
       ("checkpoint", po::value<std::string>()->default_value(""), "rank 0 writes a checkpoint here after every epoch (atomically)")
@@ -156,7 +162,10 @@ std::optional<Parsed> parse_train(const Args& args) {
       ("stall-timeout", po::value<double>()->default_value(300),
        "end a rank after this many seconds without a finished step (a peer stopped or died); 0: never")
       ("backend", po::value<std::string>()->default_value("mpi"), "communicator backend")
-      ("quiet", po::bool_switch(), "no progress lines");
+      ("quiet", po::bool_switch(), "no progress lines")
+      ("gpu-monitor", po::value<std::string>()->default_value(""),
+       "sample this node's GPUs to this CSV while training (nvidia-smi -l style, NVML; each node's local rank 0)")
+      ("gpu-monitor-interval", po::value<double>()->default_value(5.0), "seconds between --gpu-monitor samples");
   auto vm = parse(args, kUsage, o);
   if (!vm) return std::nullopt;
   Parsed p;
@@ -171,6 +180,7 @@ std::optional<Parsed> parse_train(const Args& args) {
   c.optimizer_options.momentum = (*vm)["momentum"].as<float>();
   c.optimizer_options.weight_decay = (*vm)["weight-decay"].as<float>();
   c.threads = (*vm)["threads"].as<int>();
+  c.device = (*vm)["device"].as<std::string>();
   c.max_steps = non_negative<std::size_t>(*vm, "max-steps");
   c.seed = non_negative<std::uint64_t>(*vm, "seed");
   c.dataset.seed = c.seed;
@@ -190,6 +200,9 @@ std::optional<Parsed> parse_train(const Args& args) {
   if (!(c.stall_timeout_s >= 0)) usage_error(args, "--stall-timeout: give seconds >= 0 (0: never)");
   p.json = (*vm)["json"].as<std::string>();
   p.backend = (*vm)["backend"].as<std::string>();
+  p.gpu_monitor.csv_path = (*vm)["gpu-monitor"].as<std::string>();
+  p.gpu_monitor.interval_s = (*vm)["gpu-monitor-interval"].as<double>();
+  if (!(p.gpu_monitor.interval_s > 0)) usage_error(args, "--gpu-monitor-interval: give a positive number of seconds");
 
   // Checks that need no data and no MPI, so a typo costs one line and no startup.
   const auto& models = nn::model_names();
@@ -203,6 +216,7 @@ std::optional<Parsed> parse_train(const Args& args) {
   if (c.batch_size == 0) usage_error(args, "--batch-size 0: a batch needs at least one sample per rank");
   if (c.epochs < 1) usage_error(args, "--epochs " + std::to_string(c.epochs) + ": train at least one epoch");
   if (c.threads < 1) usage_error(args, "--threads " + std::to_string(c.threads) + ": at least one thread");
+  if (c.device != "cpu" && c.device != "cuda") usage_error(args, "--device " + c.device + ": unknown device; use cpu or cuda");
   if (c.backward_passes_per_step < 1) usage_error(args, "--backward-passes-per-step: must be at least 1");
   if (c.loader_workers < 1 || c.prefetch < 1) usage_error(args, "--loader-workers and --prefetch must be at least 1");
   if (!(c.lr > 0)) usage_error(args, "--lr: the learning rate must be positive");
@@ -218,6 +232,7 @@ std::optional<Parsed> parse_train(const Args& args) {
 int cmd_train(const Args& args) {
   const auto parsed = parse_train(args);
   if (!parsed) return 0;
+  monitor::NodeMonitor gpu_monitor(parsed->gpu_monitor);  // before MPI: without NVML every rank stops here
   auto communicator = comm::make_communicator(parsed->backend);
   train::Trainer trainer(parsed->config, *communicator);
   if (parsed->sync_batchnorm) train::enable_sync_batchnorm(trainer.model(), *communicator);
@@ -233,6 +248,7 @@ int cmd_train(const Args& args) {
   doc["config"] = train::config_json(parsed->config);
   doc["ranks"] = communicator->size();
   doc["backend"] = communicator->backend();
+  doc["device"] = trainer.device();
   doc["global_batch"] = trainer.global_batch();
   doc["steps_per_epoch"] = trainer.steps_per_epoch();
   doc["parameters"] = trainer.model().parameters().size();
@@ -246,7 +262,9 @@ int cmd_train(const Args& args) {
     doc["epochs"].push_back(r);
     if (writer) write_json_file(parsed->json, doc);
   });
+  gpu_monitor.start();
   const train::TrainResult result = trainer.run();
+  doc["gpu_monitor"] = gpu_monitor.finish();  // null without --gpu-monitor or on ranks that do not sample
   doc["averaging"] = result.averaging;
   doc["seconds"] = result.seconds;
   doc["load_average_end"] = load_average();

@@ -28,6 +28,7 @@ void to_json(nlohmann::json& j, const EpochRecord& r) {
 
 nlohmann::json config_json(const TrainConfig& c) {
   return {{"model", c.model},
+          {"device", c.device},
           {"dataset", c.dataset.name},
           {"data_dir", c.dataset.data_dir},
           {"epochs", c.epochs},

@@ -16,6 +16,7 @@ namespace scalelab::train {
 
 struct TrainConfig {
   std::string model = "cnn";
+  std::string device = "cpu";         // where the engine computes: cpu or cuda (train/engine.h)
   data::DatasetSpec dataset;          // name, data_dir, seed for synthetic
   int epochs = 1;
   std::size_t batch_size = 128;       // per rank and per backward pass

@@ -1,6 +1,6 @@
 // Trainer (train/trainer.h): the training loop. Everything it allocates is allocated before the
-// first step; a step reuses the loader's batch buffers, the model's activations, the gradient
-// buffer (reduced in place) and the optimizer's state.
+// first step; a step reuses the loader's batch buffers and the engine's activations, gradient
+// buffer (reduced in place) and optimizer state.
 #include "train/trainer.h"
 
 #include <sys/resource.h>
@@ -16,10 +16,7 @@
 #include "data/loader.h"
 #include "data/sampler.h"
 #include "nn/compute.h"
-#include "nn/loss.h"
-#include "optim/factory.h"
 #include "train/checkpoint.h"
-#include "train/gradient_averager.h"
 #include "train/progress.h"
 #include "train/replicate.h"
 #include "train/timeline.h"
@@ -64,11 +61,7 @@ Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::mo
                             config_.batch_size, comm_.size(), probe.samples_per_rank(), per_step));
   }
   if (config_.max_steps > 0) steps_per_epoch_ = std::min(steps_per_epoch_, config_.max_steps);
-  model_ = nn::make_model(config_.model, sample_shape(*train_), static_cast<std::size_t>(train_->classes()), config_.seed);
-  model_->reseed(config_.seed, static_cast<std::uint64_t>(comm_.rank()));  // ranks drop different units
-  model_->reserve(config_.batch_size);
-  optimizer_ = optim::make_optimizer(config_.optimizer, config_.optimizer_options);
-  optimizer_->bind(model_->parameters());
+  engine_ = make_engine(config_, comm_, sample_shape(*train_), static_cast<std::size_t>(train_->classes()));
   test_shard_ = data::ShardedSampler::exact_shard(test_->size(), comm_.size(), comm_.rank());
   lr_at_ = [lr = config_.lr](long) { return lr; };
 }
@@ -82,18 +75,15 @@ std::size_t Trainer::global_batch() const {
 // Test loss and accuracy over the whole test set: each rank evaluates its exact shard, then the
 // sums are reduced, so every sample counts once whatever the rank count.
 std::pair<double, double> Trainer::evaluate(std::vector<float>& images, std::vector<std::int32_t>& labels) {
-  const nn::Shape shape = sample_shape(*test_);
   const std::size_t b = config_.batch_size;
-  double sums[3] = {0, 0, 0};  // loss * n, correct, n
+  engine_->reset_tallies();
   for (std::size_t first = 0; first < test_shard_.size(); first += b) {
     const std::size_t n = std::min(b, test_shard_.size() - first);
     test_->fill(std::span(test_shard_).subspan(first, n), images.data(), labels.data());
-    const nn::ConstTensorView logits = model_->forward({images.data(), shape.with_batch(n)}, false);
-    const nn::LossResult r = nn::softmax_cross_entropy(logits, std::span<const std::int32_t>(labels.data(), n));
-    sums[0] += r.loss * static_cast<double>(n);
-    sums[1] += static_cast<double>(r.correct);
-    sums[2] += static_cast<double>(n);
+    engine_->evaluate(images.data(), labels.data(), n);
   }
+  const Tally t = engine_->eval_tally();
+  double sums[3] = {t.loss_sum, t.correct, t.samples};
   comm_.allreduce(sums, sums, 3, comm::DataType::f64, comm::ReduceOp::sum);
   return {sums[0] / sums[2], sums[1] / sums[2]};
 }
@@ -101,11 +91,11 @@ std::pair<double, double> Trainer::evaluate(std::vector<float>& images, std::vec
 TrainResult Trainer::run() {
   const int rank = comm_.rank();
   const int ranks = comm_.size();
-  nn::ParameterSet& params = model_->parameters();
+  nn::ParameterSet& params = engine_->model().parameters();
+  optim::Optimizer& optimizer = engine_->optimizer();
   const std::size_t batch = config_.batch_size;
   const int passes = config_.backward_passes_per_step;
   const std::size_t steps = steps_per_epoch_;
-  const nn::Shape shape = sample_shape(*train_);
 
   // Horovod's recipe, steps 1 and 2: same model everywhere, then rank 0's state everywhere.
   require_same_model(comm_, params);
@@ -115,18 +105,16 @@ TrainResult Trainer::run() {
   comm::require_same(comm_, steps, "--max-steps: ranks disagree on the steps per epoch");
   std::int64_t counters[2] = {0, 0};  // epochs done, global step
   if (rank == 0 && !config_.resume.empty()) {
-    const CheckpointMeta meta = load_checkpoint(config_.resume, config_.model, params, *optimizer_);
+    const CheckpointMeta meta = load_checkpoint(config_.resume, config_.model, params, optimizer);
     counters[0] = meta.counters.epochs_done;
     counters[1] = meta.counters.global_step;
   }
-  broadcast_from_rank0(comm_, params, *optimizer_, counters, 2);
+  broadcast_from_rank0(comm_, params, optimizer, counters, 2);
+  engine_->load_from_host();
 
-  GradientAverager averager(comm_, config_.algo, config_.fusion_threshold, config_.fp16_allreduce, params);
   data::ShardedSampler sampler(train_->size(), ranks, rank, config_.seed, true);
   data::BatchLoader loader(*train_, batch, config_.loader_workers, config_.prefetch);
-  const std::size_t classes = model_->num_classes();
-  nn::Tensor dlogits(nn::Shape{batch, classes});
-  std::vector<float> eval_images(batch * shape.numel());
+  std::vector<float> eval_images(batch * sample_shape(*train_).numel());
   std::vector<std::int32_t> eval_labels(batch);
   const int epochs_left = config_.epochs - static_cast<int>(counters[0]);
   StepTimeline timeline(!config_.timeline.empty(), rank,
@@ -136,7 +124,8 @@ TrainResult Trainer::run() {
   TrainResult result;
   result.parameters = params.size();
   result.steps_per_epoch = steps;
-  result.averaging = averager.describe();
+  result.averaging = engine_->averaging();
+  result.device = engine_->device();
   if (rank == 0 && config_.verbose) {
     progress.line(fmt::format("scalelab train: {} ({} parameters) on {} ({} training, {} test samples)", config_.model,
                               params.size(), train_->name().substr(0, train_->name().rfind(' ')), train_->size(),
@@ -145,7 +134,8 @@ TrainResult Trainer::run() {
                               ranks, ranks == 1 ? "" : "s", batch,
                               passes > 1 ? fmt::format(" x {} backward passes", passes) : "", global_batch(), steps,
                               config_.optimizer, config_.lr, config_.threads, config_.threads == 1 ? "" : "s"));
-    progress.line("  gradients: " + averager.describe());
+    if (config_.device != "cpu") progress.line("  device: " + engine_->device());
+    progress.line("  gradients: " + engine_->averaging());
     if (counters[0] > 0) {
       progress.line(fmt::format("  resumed from {}: {} epochs done, global step {}", config_.resume, counters[0], counters[1]));
     }
@@ -167,40 +157,38 @@ TrainResult Trainer::run() {
     progress.begin_epoch(epoch + 1, config_.epochs, steps);
     const double epoch_t0 = now_seconds();
     double timed_t0 = epoch_t0;
-    double loss_sum = 0, correct = 0, samples = 0, allreduce_s = 0, lr_now = 0;
+    double allreduce_s = 0, lr_now = 0;
+    engine_->reset_tallies();
     for (std::size_t s = 0; s < steps; ++s) {
-      params.zero_grad();
+      engine_->zero_grad();
       for (int k = 0; k < passes; ++k) {
         const double t0 = now_seconds();
         const data::Batch& b = loader.next();
         const double t1 = now_seconds();
         timeline.span(Phase::data_wait, t0, t1);
-        const nn::ConstTensorView logits = model_->forward({b.images, shape.with_batch(b.size)}, true);
+        engine_->forward(b.images, b.size, true);
         const double t2 = now_seconds();
         timeline.span(Phase::forward, t1, t2);
-        const nn::LossResult r = nn::softmax_cross_entropy(logits, std::span<const std::int32_t>(b.labels, b.size),
-                                                           dlogits.view(), grad_scale);
-        model_->backward(dlogits.view());
+        engine_->backward(b.labels, b.size, grad_scale, k + 1 == passes);
         loader.release(b);
         timeline.span(Phase::backward, t2, now_seconds());
-        loss_sum += r.loss * static_cast<double>(b.size);
-        correct += static_cast<double>(r.correct);
-        samples += static_cast<double>(b.size);
       }
       const double t3 = now_seconds();
-      averager.average(params.grads());
+      engine_->average_gradients();
       const double t4 = now_seconds();
       timeline.span(Phase::allreduce, t3, t4);
       allreduce_s += t4 - t3;
       lr_now = lr_at_(static_cast<long>(global_step));
-      optimizer_->step(params, static_cast<float>(lr_now));
+      engine_->step(static_cast<float>(lr_now));
       const double t5 = now_seconds();
       timeline.span(Phase::optimizer, t4, t5);
       ++global_step;
       watchdog.beat("optimizer", global_step);
       if (s + 1 == skip) timed_t0 = t5;
-      progress.update(s + 1, loss_sum / samples, correct / samples);
+      const Tally t = engine_->train_tally();
+      progress.update(s + 1, t.loss_sum / t.samples, t.correct / t.samples);
     }
+    const Tally tally = engine_->train_tally();
     const double epoch_t1 = now_seconds();
     EpochRecord rec;
     rec.epoch = epoch + 1;
@@ -216,7 +204,7 @@ TrainResult Trainer::run() {
     rec.batch_per_rank = batch;
     rec.global_batch = global_batch();
     rec.global_step = global_step;
-    double sums[3] = {loss_sum, correct, samples};
+    double sums[3] = {tally.loss_sum, tally.correct, tally.samples};
     comm_.allreduce(sums, sums, 3, comm::DataType::f64, comm::ReduceOp::sum);
     watchdog.beat("metrics", global_step);
     rec.loss = sums[0] / sums[2];
@@ -239,7 +227,8 @@ TrainResult Trainer::run() {
                               rec.data_wait_seconds, rec.allreduce_seconds, rec.peak_rss_mib));
     if (rank == 0 && !config_.checkpoint.empty()) {
       const double c0 = now_seconds();
-      save_checkpoint(config_.checkpoint, {config_.model, optimizer_->name(), {epoch + 1, global_step}}, params, *optimizer_);
+      engine_->store_to_host();
+      save_checkpoint(config_.checkpoint, {config_.model, optimizer.name(), {epoch + 1, global_step}}, params, optimizer);
       timeline.span(Phase::checkpoint, c0, now_seconds());
     }
     watchdog.beat("epoch end", global_step);
@@ -247,6 +236,7 @@ TrainResult Trainer::run() {
     result.epochs.push_back(rec);
     if (on_epoch_) on_epoch_(rec);
   }
+  engine_->store_to_host();
   if (timeline.enabled()) timeline.gather_and_write(comm_, config_.timeline);
   result.seconds = now_seconds() - t_start;
   return result;

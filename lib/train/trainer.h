@@ -4,12 +4,16 @@
 //      state; after --resume, rank 0's checkpoint) (train/replicate.h);
 //   3. each epoch, the ShardedSampler gives this rank its shard and the BatchLoader prefetches it
 //      (data/); each step runs backward_passes_per_step micro-batches of forward + backward,
-//      accumulating gradients, then GradientAverager averages them across ranks
-//      (train/gradient_averager.h) and the optimizer steps with the lr of this global step;
+//      accumulating gradients, then the gradients are averaged across ranks and the optimizer
+//      steps with the lr of this global step;
 //   4. after each epoch: metrics averaged over ranks, test-set evaluation (sharded, reduced),
 //      rank 0 prints the Keras line and images/sec, writes the checkpoint and the records.
+// The arithmetic of steps 3 and 4 (forward, backward, averaging, optimizer, evaluation) is the
+// engine's (train/engine.h): the CPU engine (nn/, optim/, GradientAverager) or the CUDA one, chosen
+// by config.device; this loop is the same for both.
 // Hooks for callers (scalelab converge, the labs): a per-step learning-rate function, a per-epoch
-// callback, and the model and optimizer themselves (built in the constructor, before run()).
+// callback, and the (host) model and optimizer themselves (built in the constructor, before run();
+// after run() they hold the trained values whatever the device).
 //
 //   Trainer t(config, comm);
 //   t.set_lr_schedule([&](long step) { return schedule.lr(step); });
@@ -24,6 +28,7 @@
 #include "nn/model.h"
 #include "optim/optimizer.h"
 #include "train/config.h"
+#include "train/engine.h"
 
 namespace scalelab::train {
 
@@ -32,13 +37,15 @@ struct TrainResult {
   double seconds = 0;
   std::size_t parameters = 0;
   std::size_t steps_per_epoch = 0;
-  std::string averaging;            // GradientAverager::describe()
+  std::string averaging;            // Engine::averaging()
+  std::string device;               // Engine::device()
 };
 
 class Trainer {
  public:
-  // Loads the data and builds model and optimizer (no communication yet). Usage errors for bad
-  // configurations: batch 0, more ranks than samples, a batch larger than a rank's shard.
+  // Loads the data and builds the engine with its model and optimizer (no communication yet).
+  // Usage errors for bad configurations: batch 0, more ranks than samples, a batch larger than a
+  // rank's shard; --device cuda without a usable GPU for this rank is a runtime error.
   Trainer(TrainConfig config, comm::Communicator& comm);
   ~Trainer();
   Trainer(const Trainer&) = delete;
@@ -51,9 +58,10 @@ class Trainer {
   // Lines printed by rank 0 before training (e.g. the learning-rate schedule).
   void add_preamble(const std::string& text) { preamble_ += text; }
 
-  [[nodiscard]] nn::Model& model() { return *model_; }
-  [[nodiscard]] optim::Optimizer& optimizer() { return *optimizer_; }
+  [[nodiscard]] nn::Model& model() { return engine_->model(); }
+  [[nodiscard]] optim::Optimizer& optimizer() { return engine_->optimizer(); }
   [[nodiscard]] const TrainConfig& config() const { return config_; }
+  [[nodiscard]] std::string device() const { return engine_->device(); }
   [[nodiscard]] std::size_t steps_per_epoch() const { return steps_per_epoch_; }
   [[nodiscard]] std::size_t global_batch() const;
   [[nodiscard]] const data::Dataset& train_set() const { return *train_; }
@@ -67,8 +75,7 @@ class Trainer {
   comm::Communicator& comm_;
   std::unique_ptr<data::Dataset> train_;
   std::unique_ptr<data::Dataset> test_;
-  std::unique_ptr<nn::Model> model_;
-  std::unique_ptr<optim::Optimizer> optimizer_;
+  std::unique_ptr<Engine> engine_;
   std::size_t steps_per_epoch_ = 0;
   std::function<double(long)> lr_at_;
   std::function<void(const EpochRecord&)> on_epoch_;

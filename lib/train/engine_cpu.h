@@ -1,0 +1,43 @@
+// CpuEngine: the engine (train/engine.h) on this rank's CPU cores: nn::Model's layers, the host
+// optimizer (optim/) and GradientAverager's fused allreduce over the communicator, all working on
+// the host ParameterSet itself (load_from_host/store_to_host have nothing to copy).
+// Built by make_engine for --device cpu; every buffer is allocated in the constructor.
+#pragma once
+#include <memory>
+
+#include "train/engine.h"
+#include "train/gradient_averager.h"
+
+namespace scalelab::train {
+
+class CpuEngine final : public Engine {
+ public:
+  CpuEngine(const TrainConfig& config, comm::Communicator& comm, const nn::Shape& sample_shape, std::size_t classes);
+
+  [[nodiscard]] std::string device() const override { return "cpu"; }
+  [[nodiscard]] std::string averaging() const override { return averager_->describe(); }
+  [[nodiscard]] nn::Model& model() override { return *model_; }
+  [[nodiscard]] optim::Optimizer& optimizer() override { return *optimizer_; }
+  void load_from_host() override {}
+  void store_to_host() override {}
+  void zero_grad() override { model_->zero_grad(); }
+  void forward(const float* images, std::size_t n, bool training) override;
+  void backward(const std::int32_t* labels, std::size_t n, float grad_scale, bool last_pass) override;
+  void average_gradients() override { averager_->average(model_->parameters().grads()); }
+  void step(float lr) override { optimizer_->step(model_->parameters(), lr); }
+  void evaluate(const float* images, const std::int32_t* labels, std::size_t n) override;
+  [[nodiscard]] Tally train_tally() override { return train_; }
+  [[nodiscard]] Tally eval_tally() override { return eval_; }
+  void reset_tallies() override { train_ = eval_ = Tally{}; }
+
+ private:
+  nn::Shape sample_;
+  std::unique_ptr<nn::Model> model_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  std::unique_ptr<GradientAverager> averager_;
+  nn::Tensor dlogits_;
+  nn::ConstTensorView logits_;  // of the last forward
+  Tally train_, eval_;
+};
+
+}  // namespace scalelab::train
