@@ -15,5 +15,6 @@ int cmd_converge(const Args& args);   // large-batch convergence configurations 
 int cmd_topo(const Args& args);       // machine topology: nvidia-smi-style matrix, routes, best ring
 int cmd_predict(const Args& args);    // cost-model predictions of collectives, nccl-tests columns
 int cmd_calibrate(const Args& args);  // measure this machine for the cost model (2 ranks)
+int cmd_monitor(const Args& args);    // GPU sampling to nvidia-smi-shaped CSV through NVML, NVLink traffic
 
 }  // namespace scalelab::cli
