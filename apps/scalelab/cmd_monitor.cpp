@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "commands.h"
 #include "core/error.h"
 #include "core/results.h"
@@ -65,7 +67,7 @@ std::optional<Parsed> parse_monitor(const Args& args) {
   if (!vm) return std::nullopt;
   const double interval = (*vm)["loop"].as<double>();
   if (!(interval > 0) || !std::isfinite(interval)) {
-    usage_error(args, "-l/--loop " + std::to_string(interval) + ": give a positive number of seconds");
+    usage_error(args, fmt::format("-l/--loop {}: give a positive number of seconds", interval));
   }
   const long long count = (*vm)["count"].as<long long>();
   if (count < 0) usage_error(args, "-c/--count " + std::to_string(count) + ": must not be negative (0: no limit)");
