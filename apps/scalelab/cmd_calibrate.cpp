@@ -2,7 +2,8 @@
 // ranks and saves the profile that predictions for "this machine" use (default
 // ~/.cache/scalelab/this-machine.json, or $SCALELAB_PROFILE, or --profile FILE). Started
 // without a launcher it starts itself under mpirun through `scalelab run -np 2` (printing the
-// command). --json FILE also writes the profile in the "scalelab.calibration" envelope.
+// command). --json FILE also writes the profile in the "scalelab.calibration" envelope. Rank 0
+// also runs the GPU bandwidth test's pinned copies (gpu_copies_for_profile) for the profile.
 #include <unistd.h>
 
 #include <cstdio>
@@ -53,7 +54,19 @@ int cmd_calibrate(const Args& args) {
   if (comm->rank() == 0) std::printf("# scalelab calibrate: measuring this machine on %d ranks\n", comm->size());
   model::Profile prof = model::calibrate(*comm, o);
   if (comm->rank() == 0) {
-    nlohmann::json doc = make_envelope("calibration", 1, args.full);
+    // The GPU's copies (the bandwidth test's pinned figures, cmd_bandwidth.cpp), or why there are none.
+    prof.gpu = gpu_copies_for_profile(o.quick);
+    const model::GpuCopies& g = prof.gpu;
+    if (g.measured) {
+      std::printf("# GPU %s, pinned copies: H2D %.1f GB/s, D2H %.1f GB/s, D2D %.0f GB/s (read+write) at %.0f MiB; "
+                  "%.0f B: %.1f / %.1f / %.1f us\n",
+                  g.device.c_str(), g.h2d_GBps, g.d2h_GBps, g.d2d_GBps, g.large_bytes / (1 << 20), g.small_bytes,
+                  g.h2d_latency_us, g.d2h_latency_us, g.d2d_latency_us);
+    } else {
+      std::printf("# no GPU figures: %s\n", g.reason.c_str());
+    }
+    // schema_version 2 adds the profile's "gpu" section; version 1 profiles still load.
+    nlohmann::json doc = make_envelope("calibration", 2, args.full);
     doc["profile"] = model::to_json(prof);
     const std::string path = (*vm)["profile"].as<std::string>();
     const auto dir = std::filesystem::path(path).parent_path();

@@ -3,6 +3,10 @@
 #pragma once
 #include "cli.h"
 
+namespace scalelab::model {
+struct GpuCopies;  // model/profile.h
+}  // namespace scalelab::model
+
 namespace scalelab::cli {
 
 int cmd_info(const Args& args);       // backends, versions, devices, rank/size from the launcher
@@ -15,6 +19,10 @@ int cmd_converge(const Args& args);   // large-batch convergence configurations 
 int cmd_topo(const Args& args);       // machine topology: nvidia-smi-style matrix, routes, best ring
 int cmd_predict(const Args& args);    // cost-model predictions of collectives, nccl-tests columns
 int cmd_calibrate(const Args& args);  // measure this machine for the cost model (2 ranks)
+int cmd_bandwidth(const Args& args);  // GPU copy bandwidth against size, bandwidthTest style (CUDA builds)
+// The bandwidth test's figures `calibrate` saves in the profile, or why there are none
+// (cmd_bandwidth.cpp; cmd_bandwidth_none.cpp in builds without CUDA).
+model::GpuCopies gpu_copies_for_profile(bool quick);
 int cmd_monitor(const Args& args);    // GPU sampling to nvidia-smi-shaped CSV through NVML, NVLink traffic
 
 }  // namespace scalelab::cli

@@ -46,7 +46,8 @@ double footprint(Collective c, double n, int p) {
 }  // namespace
 
 Predictor::Predictor(const topo::Machine& m, const topo::GpuSelection& sel, topo::P2P p2p)
-    : gpu_(build_fabric(m, sel, p2p)), ranks_(sel.total) {
+    // On "this" machine the GPU-host links take the calibrated copy figure when the profile has one.
+    : gpu_(build_fabric(with_calibrated_host_links(m), sel, p2p)), ranks_(sel.total) {
   bottleneck_ = gpu_->bottleneck;
   where_ = m.name + ", " + std::to_string(sel.total) + " GPU" + (sel.total == 1 ? "" : "s") +
            (sel.nodes > 1 ? " on " + std::to_string(sel.nodes) + " nodes" : "") + (p2p == topo::P2P::off ? ", P2P off" : "");

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -59,6 +60,48 @@ SizeTable table_from(const nlohmann::json& j, const char* key, const std::string
   return t;
 }
 
+nlohmann::json gpu_json(const GpuCopies& g) {
+  if (!g.measured) return {{"measured", false}, {"reason", g.reason}};
+  return {{"measured", true},
+          {"device", g.device},
+          {"host_memory", "pinned"},
+          {"large_bytes", g.large_bytes},
+          {"small_bytes", g.small_bytes},
+          {"h2d_GBps", g.h2d_GBps},
+          {"d2h_GBps", g.d2h_GBps},
+          {"d2d_GBps", g.d2d_GBps},
+          {"h2d_latency_us", g.h2d_latency_us},
+          {"d2h_latency_us", g.d2h_latency_us},
+          {"d2d_latency_us", g.d2d_latency_us}};
+}
+
+GpuCopies gpu_from(const nlohmann::json& j, const std::string& origin) {
+  GpuCopies g;
+  if (!j.contains("gpu")) {
+    g.reason = "this profile predates GPU calibration (schema_version 1); run 'scalelab calibrate' again";
+    return g;
+  }
+  const nlohmann::json& x = j["gpu"];
+  g.measured = x.at("measured").get<bool>();
+  if (!g.measured) {
+    g.reason = x.value("reason", std::string("not measured"));
+    return g;
+  }
+  g.device = x.value("device", std::string());
+  g.large_bytes = x.at("large_bytes").get<double>();
+  g.small_bytes = x.at("small_bytes").get<double>();
+  g.h2d_GBps = x.at("h2d_GBps").get<double>();
+  g.d2h_GBps = x.at("d2h_GBps").get<double>();
+  g.d2d_GBps = x.at("d2d_GBps").get<double>();
+  g.h2d_latency_us = x.at("h2d_latency_us").get<double>();
+  g.d2h_latency_us = x.at("d2h_latency_us").get<double>();
+  g.d2d_latency_us = x.at("d2d_latency_us").get<double>();
+  if (!(g.h2d_GBps > 0 && g.d2h_GBps > 0 && g.d2d_GBps > 0)) {
+    throw_input(origin + ": \"gpu\" has a non-positive bandwidth; run 'scalelab calibrate' again");
+  }
+  return g;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Profile& p) {
@@ -76,7 +119,8 @@ nlohmann::json to_json(const Profile& p) {
           {"reduce_hot", table_json(p.reduce_hot)},
           {"reduce_cold", table_json(p.reduce_cold)},
           {"copy_hot", table_json(p.copy_hot)},
-          {"copy_cold", table_json(p.copy_cold)}};
+          {"copy_cold", table_json(p.copy_cold)},
+          {"gpu", gpu_json(p.gpu)}};
 }
 
 Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) {
@@ -99,6 +143,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     p.reduce_cold = table_from(j, "reduce_cold", origin);
     p.copy_hot = table_from(j, "copy_hot", origin);
     p.copy_cold = table_from(j, "copy_cold", origin);
+    p.gpu = gpu_from(j, origin);
     return p;
   } catch (const nlohmann::json::exception& e) {
     throw_input(origin + ": not a scalelab calibration profile (" + std::string(e.what()) + "); run 'scalelab calibrate' again");
@@ -116,6 +161,34 @@ Profile load_profile(const std::string& path) {
     throw_input("profile " + path + " does not exist; run 'scalelab run -np 2 -- calibrate' (or 'scalelab calibrate') first, or give --profile FILE");
   }
   return *p;
+}
+
+int apply_gpu_copies(topo::Machine& m, const GpuCopies& g) {
+  if (!g.measured) return 0;
+  const double per_direction = std::min(g.h2d_GBps, g.d2h_GBps);
+  int changed = 0;
+  for (auto& l : m.links) {
+    const bool gpu_cpu = (m.is_kind(l.a, topo::DeviceKind::gpu) && m.is_kind(l.b, topo::DeviceKind::cpu)) ||
+                         (m.is_kind(l.b, topo::DeviceKind::gpu) && m.is_kind(l.a, topo::DeviceKind::cpu));
+    if (!gpu_cpu) continue;
+    l.spec.bw_override_GBps = per_direction;
+    if (const auto f = topo::figures_of(l.spec)) l.figures = *f;
+    ++changed;
+  }
+  return changed;
+}
+
+topo::Machine with_calibrated_host_links(const topo::Machine& m) {
+  topo::Machine out = m;
+  if (m.origin != "detected" || m.gpus().empty()) return out;
+  const std::string path = default_profile_path();
+  const auto prof = try_load_profile(path);
+  if (!prof || apply_gpu_copies(out, prof->gpu) == 0) return out;
+  char line[256];
+  std::snprintf(line, sizeof line, "GPU-host links at %.3g GB/s per direction: pinned copies (H2D %.3g, D2H %.3g GB/s) measured by `scalelab calibrate` (%s)",
+                std::min(prof->gpu.h2d_GBps, prof->gpu.d2h_GBps), prof->gpu.h2d_GBps, prof->gpu.d2h_GBps, path.c_str());
+  out.sources.push_back(line);
+  return out;
 }
 
 CpuCosts::CpuCosts(const Profile& p, double footprint) : p_(p) {

@@ -6,6 +6,10 @@
 //
 //   Profile prof = load_profile(default_profile_path());
 //   CpuCosts costs(prof, /*footprint_bytes=*/2 * n);  // a model::Costs for formulas.h
+//
+// Since schema_version 2 a profile also holds `gpu` (GpuCopies): the bandwidth test's pinned
+// host-device and device copy figures on a machine with a usable GPU, or why there are none.
+// Version 1 profiles (no `gpu`) still load, as "not measured".
 #pragma once
 #include <optional>
 #include <string>
@@ -14,6 +18,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "model/costs.h"
+#include "topo/machine.h"
 
 namespace scalelab::model {
 
@@ -24,6 +29,18 @@ struct SizeTable {
   // Log-log interpolation; beyond the ends the time scales with the size at the end's rate.
   [[nodiscard]] double at(double b) const;
   [[nodiscard]] bool empty() const { return bytes.empty(); }
+};
+
+// GPU copies measured by `scalelab calibrate` with the bandwidth test (gpu/bandwidth.h): pinned
+// host memory, one copy at a time; D2D GB/s counts the bytes read and written (2 x size).
+struct GpuCopies {
+  bool measured = false;
+  std::string reason;       // why not measured ("bandwidth: no usable GPU (cudaGetDeviceCount: ...)")
+  std::string device;       // "NVIDIA H100 80GB HBM3"
+  double large_bytes = 0;   // the size of the GB/s figures
+  double small_bytes = 0;   // the size of the latencies
+  double h2d_GBps = 0, d2h_GBps = 0, d2d_GBps = 0;
+  double h2d_latency_us = 0, d2h_latency_us = 0, d2d_latency_us = 0;
 };
 
 struct Profile {
@@ -42,6 +59,7 @@ struct Profile {
   double page_fault_s = 0;              // first touch of one fresh 4 KiB page
   double mmap_threshold_bytes = 0;      // allocations this large are fresh pages every time (0: unknown)
   double fresh_alloc_s_per_byte = 0;    // malloc + first touch + free above the threshold, per touched byte
+  GpuCopies gpu;                        // schema_version 2; "not measured" in older profiles
 };
 
 [[nodiscard]] std::string default_profile_path();
@@ -50,6 +68,16 @@ struct Profile {
 // Reads a profile; a missing file is an input error telling the user to run `scalelab calibrate`.
 [[nodiscard]] Profile load_profile(const std::string& path);
 [[nodiscard]] std::optional<Profile> try_load_profile(const std::string& path);
+
+// Sets every GPU-CPU link of `m` (PCIe, host side) to the calibrated copy bandwidth per
+// direction: the slower of pinned H2D and D2H (topo::LinkSpec::bw_override_GBps, so the model
+// keeps NCCL's efficiency ratio for collectives). Returns how many links changed (0 when `g` was
+// not measured).
+int apply_gpu_copies(topo::Machine& m, const GpuCopies& g);
+// "this" machine (origin "detected") with its GPU-host links calibrated from the profile at
+// default_profile_path() when that profile has GPU figures (its sources say so); any other
+// machine, or no such profile, unchanged. The GPU Predictor calls this.
+[[nodiscard]] topo::Machine with_calibrated_host_links(const topo::Machine& m);
 
 // Costs for one collective call whose buffers span `footprint_bytes`: hot tables when that fits
 // in half the last-level cache, cold ones (from memory) beyond twice it, interpolated in log
