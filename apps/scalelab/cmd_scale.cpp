@@ -212,6 +212,7 @@ int cmd_scale(const Args& args) {
                            {"command", r.command}});
     measured.points.emplace_back(r.ranks, r.ips);
     ideal.points.emplace_back(r.ranks, base.ips * r.ranks / base.ranks);
+    chart.x_tics.push_back(r.ranks);  // integer tics at the rank counts measured, nothing between
   }
   chart.series = {measured, ideal};
   try {

@@ -83,6 +83,13 @@ std::string gnuplot_script(const Chart& chart, const std::string& dat_name, cons
   if (chart.log_y) gp << "set logscale y\n";
   if (!chart.x_format.empty()) gp << "set format x " << quoted(chart.x_format) << "\n";
   if (!chart.y_format.empty()) gp << "set format y " << quoted(chart.y_format) << "\n";
+  if (!chart.x_tics.empty()) {
+    std::ostringstream tics;
+    tics.precision(15);
+    for (std::size_t i = 0; i < chart.x_tics.size(); ++i) tics << (i ? ", " : "") << chart.x_tics[i];
+    gp << "set xtics (" << tics.str() << ")\n"
+       << "set offsets graph 0.05, graph 0.05, 0, 0\n";
+  }
   gp << "set style data linespoints\n";
   std::ostringstream plot;
   plot << "plot";

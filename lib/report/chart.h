@@ -31,6 +31,11 @@ struct Chart {
   std::string x_format;        // gnuplot format for x tics ("%.0b%BB": 1KiB, 1MiB); empty: default
   std::string y_format;
   std::vector<Series> series;
+  // When not empty, the only x tics, at these values (labelled by x_format or gnuplot's default),
+  // with a margin left and right so points on the first and last tic stay clear of the border:
+  // e.g. the rank counts of a scaling chart, which gnuplot's automatic tics would split into
+  // 1.2, 1.4 ... between 1 and 2 ranks.
+  std::vector<double> x_tics = {};
 };
 
 struct ChartFiles {
