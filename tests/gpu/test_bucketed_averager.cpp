@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ostream>
 
 #include "comm/local.h"
 #include "core/error.h"
@@ -22,6 +23,9 @@ struct Case {
   bool fp16;
   ReadyOrder order;
 };
+
+// What gtest prints for a parameter (its label, not its bytes).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.label; }
 
 class BucketedAveragerMean : public ::testing::TestWithParam<Case> {};
 

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <span>
 #include <string>
@@ -93,6 +94,9 @@ struct Case {
   optim::OptimizerOptions options;
   float lr;
 };
+
+// What gtest prints for a parameter (its label, not its bytes).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.label; }
 
 std::vector<Case> cases() {
   std::vector<Case> c;
