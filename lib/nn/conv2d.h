@@ -40,6 +40,7 @@ class Conv2D final : public Layer {
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
   [[nodiscard]] FlopCount flops(const Shape& in) const override;
   [[nodiscard]] std::size_t parameter_count() const override;
+  [[nodiscard]] const Conv2DOptions& options() const { return o_; }  // for other engines (gpu/)
 
  private:
   [[nodiscard]] ConvGeometry geometry(const Shape& in) const;

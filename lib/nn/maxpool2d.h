@@ -17,6 +17,8 @@ class MaxPool2D final : public Layer {
   void reserve(const Shape& in_shape, std::size_t max_batch) override;
   void forward(ConstTensorView in, TensorView out, bool training) override;
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
+  [[nodiscard]] std::size_t pool() const { return pool_; }  // for other engines (gpu/)
+  [[nodiscard]] std::size_t stride() const { return stride_; }
 
  private:
   std::size_t pool_, stride_;

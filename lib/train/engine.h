@@ -64,8 +64,11 @@ class Engine {
   // Evaluation forward of n samples and their loss, added to the evaluation tally.
   virtual void evaluate(const float* images, const std::int32_t* labels, std::size_t n) = 0;
 
-  // The tallies so far (waiting for queued work), and their reset.
+  // The tallies so far (waiting for queued work), and their reset (both).
   [[nodiscard]] virtual Tally train_tally() = 0;
+  // The training tally as of a recent step, without waiting (per-step progress lines). The CPU
+  // engine's is exact; a device's may lag by a step or two.
+  [[nodiscard]] virtual Tally peek_train_tally() { return train_tally(); }
   [[nodiscard]] virtual Tally eval_tally() = 0;
   virtual void reset_tallies() = 0;
 };

@@ -27,6 +27,7 @@ class CpuEngine final : public Engine {
   void step(float lr) override { optimizer_->step(model_->parameters(), lr); }
   void evaluate(const float* images, const std::int32_t* labels, std::size_t n) override;
   [[nodiscard]] Tally train_tally() override { return train_; }
+  [[nodiscard]] Tally peek_train_tally() override { return train_; }
   [[nodiscard]] Tally eval_tally() override { return eval_; }
   void reset_tallies() override { train_ = eval_ = Tally{}; }
 

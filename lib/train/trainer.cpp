@@ -185,8 +185,8 @@ TrainResult Trainer::run() {
       ++global_step;
       watchdog.beat("optimizer", global_step);
       if (s + 1 == skip) timed_t0 = t5;
-      const Tally t = engine_->train_tally();
-      progress.update(s + 1, t.loss_sum / t.samples, t.correct / t.samples);
+      const Tally t = engine_->peek_train_tally();
+      if (t.samples > 0) progress.update(s + 1, t.loss_sum / t.samples, t.correct / t.samples);
     }
     const Tally tally = engine_->train_tally();
     const double epoch_t1 = now_seconds();

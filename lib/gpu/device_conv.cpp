@@ -1,0 +1,190 @@
+// Conv2D on the GPU with cuDNN's legacy convolution API (see gpu/device_layers.h).
+// Forward: cudnnConvolutionForward, then bias + ReLU in one kernel. Backward: the ReLU mask
+// (in place on dy), cudnnConvolutionBackwardBias and BackwardFilter with beta = 1 (gradients
+// accumulate), BackwardData unless this is the first layer. The algorithms are chosen once for the
+// largest batch (cudnnGet*Algorithm_v7: cuDNN's heuristics, fastest first, within a workspace
+// cap); a smaller batch (the test set's last one) re-describes the tensors and falls back to the
+// workspace-free algorithms if the chosen ones would need more workspace than was allocated.
+// Math: CUDNN_DEFAULT_MATH, which lets cuDNN use TF32 tensor cores on A100/H100 (PyTorch's default
+// for convolutions too).
+#include <algorithm>
+#include <string>
+
+#include "gpu/cuda_check.h"
+#include "gpu/device_layers.h"
+#include "gpu/layer_kernels.h"
+
+namespace scalelab::gpu {
+namespace {
+
+constexpr std::size_t kWorkspaceCap = std::size_t{512} << 20;  // per algorithm
+
+class DeviceConv final : public DeviceLayer {
+ public:
+  DeviceConv(const ConvSpec& s, const ParamSlots& slots, std::size_t max_batch, DeviceContext& ctx)
+      : s_(s), slots_(slots) {
+    cudnn_check(cudnnCreateTensorDescriptor(&x_), "cudnnCreateTensorDescriptor");
+    cudnn_check(cudnnCreateTensorDescriptor(&y_), "cudnnCreateTensorDescriptor");
+    cudnn_check(cudnnCreateTensorDescriptor(&bias_), "cudnnCreateTensorDescriptor");
+    cudnn_check(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor");
+    cudnn_check(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
+    const int k = static_cast<int>(s.kernel), pad = static_cast<int>(s.pad), stride = static_cast<int>(s.stride);
+    cudnn_check(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(s.filters),
+                                           static_cast<int>(s.in_c), k, k),
+                "cudnnSetFilter4dDescriptor (Conv2D weights)");
+    cudnn_check(cudnnSetConvolution2dDescriptor(conv_, pad, pad, stride, stride, 1, 1, CUDNN_CROSS_CORRELATION,
+                                                CUDNN_DATA_FLOAT),
+                "cudnnSetConvolution2dDescriptor");
+    cudnn_check(cudnnSetConvolutionMathType(conv_, CUDNN_DEFAULT_MATH), "cudnnSetConvolutionMathType");
+    cudnn_check(cudnnSetTensor4dDescriptor(bias_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, static_cast<int>(s.filters), 1, 1),
+                "cudnnSetTensor4dDescriptor (Conv2D bias)");
+    out_h_ = (s.in_h + 2 * s.pad - s.kernel) / s.stride + 1;
+    out_w_ = (s.in_w + 2 * s.pad - s.kernel) / s.stride + 1;
+    describe(max_batch);
+    choose_algorithms(ctx.cudnn);
+  }
+  ~DeviceConv() override {
+    (void)cudnnDestroyTensorDescriptor(x_);
+    (void)cudnnDestroyTensorDescriptor(y_);
+    (void)cudnnDestroyTensorDescriptor(bias_);
+    (void)cudnnDestroyFilterDescriptor(w_);
+    (void)cudnnDestroyConvolutionDescriptor(conv_);
+  }
+  DeviceConv(const DeviceConv&) = delete;
+  DeviceConv& operator=(const DeviceConv&) = delete;
+
+  [[nodiscard]] std::string type() const override { return "Conv2D"; }
+  [[nodiscard]] std::vector<std::size_t> params() const override {
+    if (slots_.has_bias) return {slots_.weight, slots_.bias};
+    return {slots_.weight};
+  }
+  [[nodiscard]] std::size_t workspace_bytes() const override { return workspace_; }
+
+  void forward(const float* x, float* y, std::size_t n, bool /*training*/, DeviceContext& ctx) override {
+    prepare(n, ctx);
+    const float one = 1.0f, zero = 0.0f;
+    cudnn_check(cudnnConvolutionForward(ctx.cudnn, &one, x_, x, w_, ctx.values + slots_.weight_offset, conv_, fwd_,
+                                        ctx.workspace, ctx.workspace_bytes, &zero, y_, y),
+                "cudnnConvolutionForward");
+    bias_activation(y, slots_.has_bias ? ctx.values + slots_.bias_offset : nullptr, n * s_.filters * out_h_ * out_w_,
+                    out_h_ * out_w_, s_.filters, s_.relu, ctx.stream);
+  }
+
+  void backward(const float* x, const float* y, float* dy, float* dx, std::size_t n, DeviceContext& ctx) override {
+    prepare(n, ctx);
+    if (s_.relu) relu_backward(y, dy, dy, n * s_.filters * out_h_ * out_w_, ctx.stream);
+    const float one = 1.0f, zero = 0.0f;
+    if (slots_.has_bias) {
+      cudnn_check(cudnnConvolutionBackwardBias(ctx.cudnn, &one, y_, dy, &one, bias_, ctx.grads + slots_.bias_offset),
+                  "cudnnConvolutionBackwardBias");
+    }
+    cudnn_check(cudnnConvolutionBackwardFilter(ctx.cudnn, &one, x_, x, y_, dy, conv_, bwd_filter_, ctx.workspace,
+                                               ctx.workspace_bytes, &one, w_, ctx.grads + slots_.weight_offset),
+                "cudnnConvolutionBackwardFilter");
+    if (dx == nullptr) return;
+    cudnn_check(cudnnConvolutionBackwardData(ctx.cudnn, &one, w_, ctx.values + slots_.weight_offset, y_, dy, conv_,
+                                             bwd_data_, ctx.workspace, ctx.workspace_bytes, &zero, x_, dx),
+                "cudnnConvolutionBackwardData");
+  }
+
+ private:
+  void describe(std::size_t n) {
+    cudnn_check(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(n),
+                                           static_cast<int>(s_.in_c), static_cast<int>(s_.in_h), static_cast<int>(s_.in_w)),
+                "cudnnSetTensor4dDescriptor (Conv2D input)");
+    cudnn_check(cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(n),
+                                           static_cast<int>(s_.filters), static_cast<int>(out_h_), static_cast<int>(out_w_)),
+                "cudnnSetTensor4dDescriptor (Conv2D output)");
+    batch_ = n;
+  }
+
+  void choose_algorithms(cudnnHandle_t h) {
+    int got = 0;
+    cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    cudnn_check(cudnnGetConvolutionForwardAlgorithm_v7(h, x_, w_, conv_, y_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, fwd),
+                "cudnnGetConvolutionForwardAlgorithm_v7");
+    fwd_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    for (int i = 0; i < got; ++i) {
+      if (fwd[i].status == CUDNN_STATUS_SUCCESS && fwd[i].memory <= kWorkspaceCap) {
+        fwd_ = fwd[i].algo;
+        break;
+      }
+    }
+    cudnnConvolutionBwdFilterAlgoPerf_t bf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    cudnn_check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x_, y_, conv_, w_, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                                                              &got, bf),
+                "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    bwd_filter_ = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
+    for (int i = 0; i < got; ++i) {
+      if (bf[i].status == CUDNN_STATUS_SUCCESS && bf[i].memory <= kWorkspaceCap) {
+        bwd_filter_ = bf[i].algo;
+        break;
+      }
+    }
+    cudnnConvolutionBwdDataAlgoPerf_t bd[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    cudnn_check(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w_, y_, conv_, x_, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                            &got, bd),
+                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    bwd_data_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+    for (int i = 0; i < got; ++i) {
+      if (bd[i].status == CUDNN_STATUS_SUCCESS && bd[i].memory <= kWorkspaceCap) {
+        bwd_data_ = bd[i].algo;
+        break;
+      }
+    }
+    best_fwd_ = fwd_;
+    best_filter_ = bwd_filter_;
+    best_data_ = bwd_data_;
+    workspace_ = needed(h);
+  }
+
+  // The workspace the chosen algorithms need at the described batch.
+  [[nodiscard]] std::size_t needed(cudnnHandle_t h) const {
+    std::size_t a = 0, b = 0, c = 0;
+    cudnn_check(cudnnGetConvolutionForwardWorkspaceSize(h, x_, w_, conv_, y_, fwd_, &a),
+                "cudnnGetConvolutionForwardWorkspaceSize");
+    cudnn_check(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x_, y_, conv_, w_, bwd_filter_, &b),
+                "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+    cudnn_check(cudnnGetConvolutionBackwardDataWorkspaceSize(h, w_, y_, conv_, x_, bwd_data_, &c),
+                "cudnnGetConvolutionBackwardDataWorkspaceSize");
+    return std::max(a, std::max(b, c));
+  }
+
+  // Re-describes the tensors for a batch of n (host-side only; nothing when n is unchanged).
+  void prepare(std::size_t n, const DeviceContext& ctx) {
+    if (n == batch_) return;
+    describe(n);
+    fwd_ = best_fwd_;
+    bwd_filter_ = best_filter_;
+    bwd_data_ = best_data_;
+    if (needed(ctx.cudnn) > ctx.workspace_bytes) {
+      fwd_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+      bwd_filter_ = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
+      bwd_data_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+      if (needed(ctx.cudnn) > ctx.workspace_bytes)
+        throw_runtime("cuDNN: Conv2D at batch " + std::to_string(n) + " needs more workspace than was allocated");
+    }
+  }
+
+  ConvSpec s_;
+  ParamSlots slots_;
+  std::size_t out_h_ = 0, out_w_ = 0, batch_ = 0, workspace_ = 0;
+  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, bias_ = nullptr;
+  cudnnFilterDescriptor_t w_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  cudnnConvolutionFwdAlgo_t fwd_{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter_{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data_{};
+  cudnnConvolutionFwdAlgo_t best_fwd_{};  // chosen for the largest batch
+  cudnnConvolutionBwdFilterAlgo_t best_filter_{};
+  cudnnConvolutionBwdDataAlgo_t best_data_{};
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceLayer> make_device_conv(const ConvSpec& spec, const ParamSlots& slots, std::size_t max_batch,
+                                              DeviceContext& ctx) {
+  return std::make_unique<DeviceConv>(spec, slots, max_batch, ctx);
+}
+
+}  // namespace scalelab::gpu

@@ -1,0 +1,77 @@
+// The CUDA engine's layers: one DeviceLayer per nn::Layer of a host model (gpu/device_model.h
+// builds them from the host layers, with the same per-sample shapes, options and parameter
+// offsets into the flat device buffers laid out as nn::ParameterSet):
+//   Conv2D      cuDNN (legacy API): algorithms chosen once per layer for the largest batch with
+//               cudnnGet*Algorithm_v7, one workspace shared by all layers, bias + ReLU by our kernel
+//   Dense       cuBLAS sgemm (row-major as lib/nn, so column-major transposes), bias by our kernel,
+//               the bias gradient as a gemv with a vector of ones
+//   MaxPool2D, ReLU, Dropout  our kernels (gpu/layer_kernels.h); Flatten aliases its input
+// forward(x, y, n) writes y; backward(x, y, dy, dx, n) ACCUMULATES the parameter gradients, writes
+// dx unless it is null (the first layer) and may overwrite dy. Nothing allocates after construction.
+#pragma once
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "gpu/device_buffer.h"
+#include "nn/tensor.h"
+
+namespace scalelab::gpu {
+
+// What every layer computes with: the compute stream, the library handles bound to it, the
+// shared cuDNN workspace, and the flat parameter buffers.
+struct DeviceContext {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+  float* values = nullptr;  // device, nn::ParameterSet layout
+  float* grads = nullptr;
+};
+
+class DeviceLayer {
+ public:
+  virtual ~DeviceLayer() = default;
+  [[nodiscard]] virtual std::string type() const = 0;
+  [[nodiscard]] virtual bool aliases_input() const { return false; }
+  // Indices (nn::ParameterSet) of this layer's parameters, whose gradients are final after backward.
+  [[nodiscard]] virtual std::vector<std::size_t> params() const { return {}; }
+  // cuDNN workspace this layer needs at any batch up to the largest (after construction).
+  [[nodiscard]] virtual std::size_t workspace_bytes() const { return 0; }
+  virtual void forward(const float* x, float* y, std::size_t n, bool training, DeviceContext& ctx) = 0;
+  virtual void backward(const float* x, const float* y, float* dy, float* dx, std::size_t n, DeviceContext& ctx) = 0;
+};
+
+// Parameter indices and offsets (floats into the flat buffers) of a layer with weights.
+struct ParamSlots {
+  std::size_t weight = 0, weight_offset = 0;
+  bool has_bias = false;
+  std::size_t bias = 0, bias_offset = 0;
+};
+
+struct ConvSpec {
+  std::size_t in_c = 0, in_h = 0, in_w = 0, filters = 0, kernel = 0, stride = 1, pad = 0;
+  bool relu = false;
+};
+
+// cuDNN chooses the algorithms for max_batch in the constructor (ctx's handle and stream).
+[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_conv(const ConvSpec& spec, const ParamSlots& slots,
+                                                            std::size_t max_batch, DeviceContext& ctx);
+[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_dense(std::size_t inputs, std::size_t units, bool relu,
+                                                             const ParamSlots& slots, std::size_t max_batch);
+[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_maxpool(const nn::Shape& in, std::size_t pool, std::size_t stride,
+                                                               std::size_t max_batch);
+[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_relu(const nn::Shape& in);
+// rng: the layer's own stream, as nn::Model::reseed gives nn::Dropout (same keys, same masks).
+[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_dropout(const nn::Shape& in, float rate, const Rng& rng);
+[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_flatten();
+
+}  // namespace scalelab::gpu

@@ -1,0 +1,183 @@
+// DeviceModel (gpu/device_model.h): the host model's layers mapped to device layers, buffers
+// allocated once, forward and backward enqueued on the compute stream.
+#include "gpu/device_model.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.h"
+#include "gpu/cuda_check.h"
+#include "nn/conv2d.h"
+#include "nn/dense.h"
+#include "nn/dropout.h"
+#include "nn/flatten.h"
+#include "nn/maxpool2d.h"
+#include "nn/relu.h"
+
+namespace scalelab::gpu {
+namespace {
+
+// The parameter slots of the layer whose first parameter is `next`, checking the layout.
+ParamSlots take_slots(const nn::ParameterSet& p, std::size_t& next, const nn::Shape& weight_shape, bool bias,
+                      const std::string& layer) {
+  if (next >= p.count() || !(p.info(next).shape == weight_shape)) {
+    throw_runtime("gpu: the " + layer + " layer's weights are not where the parameter layout says (" +
+                  p.layout_signature() + ")");
+  }
+  ParamSlots s;
+  s.weight = next;
+  s.weight_offset = p.info(next).offset;
+  ++next;
+  if (bias) {
+    if (next >= p.count() || p.info(next).kind != nn::ParamKind::bias)
+      throw_runtime("gpu: the " + layer + " layer's bias is not where the parameter layout says");
+    s.has_bias = true;
+    s.bias = next;
+    s.bias_offset = p.info(next).offset;
+    ++next;
+  }
+  return s;
+}
+
+}  // namespace
+
+DeviceModel::DeviceModel(nn::Model& host, std::size_t max_batch, std::uint64_t seed, std::uint64_t rng_stream,
+                         cudaStream_t stream)
+    : max_batch_(max_batch), classes_(host.num_classes()), input_shape_(host.input_shape()),
+      size_(host.parameters().size()) {
+  if (max_batch == 0) throw_usage("gpu: a DeviceModel needs a batch of at least 1");
+  ctx_.stream = stream;
+  try {
+    cublas_check(cublasCreate(&ctx_.cublas), "cublasCreate");
+    cublas_check(cublasSetStream(ctx_.cublas, stream), "cublasSetStream");
+    cudnn_check(cudnnCreate(&ctx_.cudnn), "cudnnCreate");
+    cudnn_check(cudnnSetStream(ctx_.cudnn, stream), "cudnnSetStream");
+    values_.resize(size_, "the parameter values");
+    grads_.resize(size_, "the parameter gradients");
+    ctx_.values = values_.data();
+    ctx_.grads = grads_.data();
+    build(host, seed, rng_stream);
+  } catch (...) {
+    if (ctx_.cudnn != nullptr) (void)cudnnDestroy(ctx_.cudnn);
+    if (ctx_.cublas != nullptr) (void)cublasDestroy(ctx_.cublas);
+    throw;
+  }
+}
+
+DeviceModel::~DeviceModel() {
+  layers_.clear();  // their cuDNN descriptors go before the handle
+  (void)cudnnDestroy(ctx_.cudnn);
+  (void)cublasDestroy(ctx_.cublas);
+}
+
+void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_stream) {
+  const nn::ParameterSet& params = host.parameters();
+  std::size_t next_param = 0;
+  nn::Shape in = input_shape_;
+  std::size_t largest = 0, workspace = 0;
+  bool seen_compute = false;
+  for (std::size_t i = 0; i < host.layer_count(); ++i) {
+    nn::Layer& l = host.layer(i);
+    const nn::Shape out = l.output_shape(in);
+    const std::string where = l.type() + " (layer " + std::to_string(i + 1) + ")";
+    std::unique_ptr<DeviceLayer> d;
+    if (auto* conv = dynamic_cast<nn::Conv2D*>(&l)) {
+      const nn::Conv2DOptions& o = conv->options();
+      ConvSpec s{in[0], in[1], in[2], o.filters, o.kernel, o.stride, o.pad, o.activation == nn::Activation::relu};
+      const ParamSlots slots = take_slots(params, next_param, nn::Shape{o.filters, in[0], o.kernel, o.kernel}, o.bias, where);
+      d = make_device_conv(s, slots, max_batch_, ctx_);
+    } else if (auto* dense = dynamic_cast<nn::Dense*>(&l)) {
+      const ParamSlots slots = take_slots(params, next_param, nn::Shape{out[0], in[0]}, true, where);
+      d = make_device_dense(in[0], out[0], dense->activation() == nn::Activation::relu, slots, max_batch_);
+    } else if (auto* pool = dynamic_cast<nn::MaxPool2D*>(&l)) {
+      d = make_device_maxpool(in, pool->pool(), pool->stride(), max_batch_);
+    } else if (auto* drop = dynamic_cast<nn::Dropout*>(&l)) {
+      d = make_device_dropout(in, drop->rate(), Rng(seed + 1000003ull * (i + 1), rng_stream));  // as Model::reseed
+    } else if (dynamic_cast<nn::ReLU*>(&l) != nullptr) {
+      d = make_device_relu(in);
+    } else if (dynamic_cast<nn::Flatten*>(&l) != nullptr) {
+      d = make_device_flatten();
+    } else {
+      throw_usage("--device cuda: model " + host.name() + " has a " + l.type() +
+                  " layer, which the CUDA engine does not implement yet (cnn, mlp and trivial run on it); use --device cpu");
+    }
+    workspace = std::max(workspace, d->workspace_bytes());
+    if (!d->aliases_input() && !seen_compute) {
+      first_compute_ = i;
+      seen_compute = true;
+    }
+    acts_.emplace_back();
+    if (!d->aliases_input()) acts_.back().resize(max_batch_ * out.numel(), "the " + where + " activations");
+    largest = std::max(largest, in.numel());
+    out_shapes_.push_back(out);
+    layer_params_.push_back(d->params());
+    layers_.push_back(std::move(d));
+    in = out;
+  }
+  if (next_param != params.count())
+    throw_runtime("gpu: model " + host.name() + " has parameters no device layer took (" + params.layout_signature() + ")");
+  if (!(in == nn::Shape{classes_})) throw_runtime("gpu: model " + host.name() + " does not end in " + std::to_string(classes_) + " logits");
+  workspace_.resize(workspace, "the cuDNN workspace");
+  ctx_.workspace = workspace_.data();
+  ctx_.workspace_bytes = workspace;
+  grad_buf_[0].resize(max_batch_ * largest, "the input gradients");
+  grad_buf_[1].resize(max_batch_ * largest, "the input gradients");
+  outputs_.assign(layers_.size(), nullptr);
+}
+
+void DeviceModel::load_values(const nn::ParameterSet& host) {
+  cuda_check(cudaMemcpy(values_.data(), host.values().data(), size_ * sizeof(float), cudaMemcpyHostToDevice),
+             "cudaMemcpy of the parameters to the device");
+}
+
+void DeviceModel::store_values(nn::ParameterSet& host) {
+  cuda_check(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize before copying the parameters back");
+  cuda_check(cudaMemcpy(host.values().data(), values_.data(), size_ * sizeof(float), cudaMemcpyDeviceToHost),
+             "cudaMemcpy of the parameters to the host");
+}
+
+void DeviceModel::store_grads(nn::ParameterSet& host) {
+  cuda_check(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize before copying the gradients back");
+  cuda_check(cudaMemcpy(host.grads().data(), grads_.data(), size_ * sizeof(float), cudaMemcpyDeviceToHost),
+             "cudaMemcpy of the gradients to the host");
+}
+
+void DeviceModel::zero_grad() {
+  cuda_check(cudaMemsetAsync(grads_.data(), 0, size_ * sizeof(float), ctx_.stream), "cudaMemsetAsync of the gradients");
+}
+
+const float* DeviceModel::forward(const float* input, std::size_t n, bool training) {
+  if (n == 0 || n > max_batch_)
+    throw_runtime("gpu: a batch of " + std::to_string(n) + " samples for a model reserved for " + std::to_string(max_batch_));
+  last_input_ = input;
+  const float* cur = input;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    if (!layers_[i]->aliases_input()) {
+      layers_[i]->forward(cur, acts_[i].data(), n, training, ctx_);
+      cur = acts_[i].data();
+    }
+    outputs_[i] = cur;
+  }
+  return cur;
+}
+
+void DeviceModel::backward(float* dlogits, std::size_t n, const std::function<void(std::size_t param)>& on_final) {
+  float* dout = dlogits;
+  int next = 0;
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    DeviceLayer& l = *layers_[i];
+    if (l.aliases_input()) continue;  // the same memory, reshaped
+    const float* in = i ? outputs_[i - 1] : last_input_;
+    float* din = i > first_compute_ ? grad_buf_[next].data() : nullptr;
+    l.backward(in, outputs_[i], dout, din, n, ctx_);
+    if (on_final) {
+      const std::vector<std::size_t>& ps = layer_params_[i];
+      for (auto it = ps.rbegin(); it != ps.rend(); ++it) on_final(*it);
+    }
+    if (din == nullptr) break;
+    dout = din;
+    next ^= 1;
+  }
+}
+
+}  // namespace scalelab::gpu

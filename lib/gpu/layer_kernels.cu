@@ -1,0 +1,193 @@
+// The CUDA engine's own kernels (gpu/layer_kernels.h): one thread per element (or per sample for
+// the loss), grid-stride loops, launches checked with cudaGetLastError.
+#include "gpu/layer_kernels.h"
+
+#include <algorithm>
+#include <string>
+
+#include "gpu/cuda_check.h"
+
+namespace scalelab::gpu {
+namespace {
+
+constexpr int kThreads = 256;
+
+int blocks_for(std::size_t n) {
+  const std::size_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(std::min<std::size_t>(std::max<std::size_t>(b, 1), 65535));
+}
+
+void check_launch(const char* what) { cuda_check(cudaGetLastError(), std::string("launch of ") + what); }
+
+__global__ void bias_activation_kernel(float* y, const float* b, std::size_t total, std::size_t inner,
+                                       std::size_t channels, bool relu) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    float v = y[i];
+    if (b != nullptr) v += b[(i / inner) % channels];
+    y[i] = relu ? fmaxf(v, 0.0f) : v;
+  }
+}
+
+__global__ void relu_backward_kernel(const float* y, const float* dy, float* dz, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    dz[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+  }
+}
+
+__global__ void maxpool_forward_kernel(const float* x, float* y, std::int32_t* arg, PoolGeometry g) {
+  const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const int ow = static_cast<int>(i % g.wo);
+    const int oh = static_cast<int>((i / g.wo) % g.ho);
+    const std::size_t plane = i / (std::size_t(g.wo) * g.ho);
+    const float* src = x + plane * g.h * g.w;
+    int best = (oh * g.stride) * g.w + ow * g.stride;
+    float m = src[best];
+    for (int r = 0; r < g.pool; ++r) {
+      for (int c = 0; c < g.pool; ++c) {
+        const int at = (oh * g.stride + r) * g.w + ow * g.stride + c;
+        if (src[at] > m) {  // strict: ties keep the first maximum
+          m = src[at];
+          best = at;
+        }
+      }
+    }
+    y[i] = m;
+    arg[i] = best;
+  }
+}
+
+__global__ void maxpool_backward_kernel(const float* dy, const std::int32_t* arg, float* dx, PoolGeometry g) {
+  const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const std::size_t plane = i / (std::size_t(g.wo) * g.ho);
+    atomicAdd(dx + plane * g.h * g.w + arg[i], dy[i]);
+  }
+}
+
+__device__ inline std::uint64_t mix(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+__device__ inline bool keep(std::size_t i, std::uint64_t key, std::uint32_t threshold) {
+  const std::uint64_t r = mix(key + 0x9E3779B97F4A7C15ull * (i / 4 + 1));
+  return static_cast<std::uint32_t>((r >> (16 * (i % 4))) & 0xFFFFu) >= threshold;
+}
+
+__global__ void dropout_kernel(const float* x, float* y, std::size_t n, std::uint64_t key, std::uint32_t threshold,
+                               float scale) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    y[i] = keep(i, key, threshold) ? x[i] * scale : 0.0f;
+  }
+}
+
+// One thread per sample (classes are few: 10 for the labs); the block sums its losses and
+// correct counts in shared memory and adds them to the tally with one atomic each.
+__global__ void softmax_xent_kernel(const float* logits, const std::int32_t* labels, std::size_t n,
+                                    std::size_t classes, float* dlogits, float g, double* tally,
+                                    unsigned long long* bad) {
+  __shared__ double loss_s[kThreads];
+  __shared__ double correct_s[kThreads];
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  double loss = 0, correct = 0;
+  if (i < n) {
+    const float* z = logits + i * classes;
+    const int y = labels[i];
+    std::size_t arg = 0;
+    for (std::size_t j = 1; j < classes; ++j) if (z[j] > z[arg]) arg = j;
+    const float m = z[arg];
+    double sum = 0;
+    for (std::size_t j = 0; j < classes; ++j) sum += exp(double(z[j] - m));
+    const double log_sum = log(sum);
+    if (y < 0 || static_cast<std::size_t>(y) >= classes) {
+      atomicAdd(bad, 1ull);
+      if (dlogits != nullptr) for (std::size_t j = 0; j < classes; ++j) dlogits[i * classes + j] = 0.0f;
+    } else {
+      loss = log_sum - double(z[y] - m);
+      correct = arg == static_cast<std::size_t>(y) ? 1.0 : 0.0;
+      if (dlogits != nullptr) {
+        float* d = dlogits + i * classes;
+        for (std::size_t j = 0; j < classes; ++j) d[j] = static_cast<float>(exp(double(z[j] - m) - log_sum)) * g;
+        d[y] -= g;
+      }
+    }
+  }
+  loss_s[threadIdx.x] = loss;
+  correct_s[threadIdx.x] = correct;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+    if (threadIdx.x < s) {
+      loss_s[threadIdx.x] += loss_s[threadIdx.x + s];
+      correct_s[threadIdx.x] += correct_s[threadIdx.x + s];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    atomicAdd(tally, loss_s[0]);
+    atomicAdd(tally + 1, correct_s[0]);
+  }
+}
+
+}  // namespace
+
+void bias_activation(float* y, const float* b, std::size_t total, std::size_t inner, std::size_t channels, bool relu,
+                     cudaStream_t stream) {
+  if (total == 0 || (b == nullptr && !relu)) return;
+  bias_activation_kernel<<<blocks_for(total), kThreads, 0, stream>>>(y, b, total, inner, channels, relu);
+  check_launch("bias_activation");
+}
+
+void relu_backward(const float* y, const float* dy, float* dz, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  relu_backward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(y, dy, dz, n);
+  check_launch("relu_backward");
+}
+
+void maxpool_forward(const float* x, float* y, std::int32_t* arg, const PoolGeometry& g, cudaStream_t stream) {
+  const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
+  if (total == 0) return;
+  maxpool_forward_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, y, arg, g);
+  check_launch("maxpool_forward");
+}
+
+void maxpool_backward(const float* dy, const std::int32_t* arg, float* dx, const PoolGeometry& g, cudaStream_t stream) {
+  const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
+  cuda_check(cudaMemsetAsync(dx, 0, std::size_t(g.planes) * g.h * g.w * sizeof(float), stream),
+             "cudaMemsetAsync of the pooling input gradient");
+  if (total == 0) return;
+  maxpool_backward_kernel<<<blocks_for(total), kThreads, 0, stream>>>(dy, arg, dx, g);
+  check_launch("maxpool_backward");
+}
+
+void dropout_forward(const float* x, float* y, std::size_t n, std::uint64_t key, std::uint32_t threshold, float scale,
+                     cudaStream_t stream) {
+  if (n == 0) return;
+  dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, key, threshold, scale);
+  check_launch("dropout_forward");
+}
+
+void dropout_backward(const float* dy, float* dx, std::size_t n, std::uint64_t key, std::uint32_t threshold,
+                      float scale, cudaStream_t stream) {
+  if (n == 0) return;
+  dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dy, dx, n, key, threshold, scale);
+  check_launch("dropout_backward");
+}
+
+void softmax_cross_entropy(const float* logits, const std::int32_t* labels, std::size_t n, std::size_t classes,
+                           float* dlogits, float grad_scale, double* tally, unsigned long long* bad,
+                           cudaStream_t stream) {
+  if (n == 0) return;
+  const float g = grad_scale / static_cast<float>(n);
+  const auto blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);
+  softmax_xent_kernel<<<blocks, kThreads, 0, stream>>>(logits, labels, n, classes, dlogits, g, tally, bad);
+  check_launch("softmax_cross_entropy");
+}
+
+}  // namespace scalelab::gpu

@@ -1,0 +1,46 @@
+// The CUDA engine's own kernels, for what cuBLAS and cuDNN do not do (gpu/device_layers.h):
+// bias + activation epilogues, ReLU's backward mask, max pooling, dropout, and softmax
+// cross-entropy with the loss and correct count summed on the device. Each function enqueues on
+// `stream`, checks the launch (one-line runtime error) and never synchronises. Layouts are those
+// of lib/nn: NCHW activations, (batch, features) for dense layers.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace scalelab::gpu {
+
+// y[i] = act(y[i] + b[(i / inner) % channels]) over `total` floats; b may be null (no bias).
+// Dense: inner 1, channels = units. Conv2D: inner = Ho*Wo, channels = filters.
+void bias_activation(float* y, const float* b, std::size_t total, std::size_t inner, std::size_t channels, bool relu,
+                     cudaStream_t stream);
+// dz[i] = y[i] > 0 ? dy[i] : 0 (ReLU's derivative read from its output); dz may alias dy.
+void relu_backward(const float* y, const float* dy, float* dz, std::size_t n, cudaStream_t stream);
+
+struct PoolGeometry {
+  int planes, h, w, pool, stride, ho, wo;  // planes = batch * channels
+};
+// Max over each window; arg receives the winning index within the input plane (ties: the first,
+// as nn::MaxPool2D and PyTorch).
+void maxpool_forward(const float* x, float* y, std::int32_t* arg, const PoolGeometry& g, cudaStream_t stream);
+// dx = 0, then each dy routed to its window's maximum (summed where windows overlap).
+void maxpool_backward(const float* dy, const std::int32_t* arg, float* dx, const PoolGeometry& g, cudaStream_t stream);
+
+// Inverted dropout with nn::Dropout's counter-based mask (same key: same mask): element i is kept
+// when 16 bits of splitmix64(key + golden * (i / 4 + 1)) are >= threshold, and scaled by `scale`.
+// Backward recomputes the mask from the key (no mask buffer).
+void dropout_forward(const float* x, float* y, std::size_t n, std::uint64_t key, std::uint32_t threshold, float scale,
+                     cudaStream_t stream);
+void dropout_backward(const float* dy, float* dx, std::size_t n, std::uint64_t key, std::uint32_t threshold,
+                      float scale, cudaStream_t stream);
+
+// Softmax cross-entropy of logits (n, classes) against labels. Adds sum of the n losses to
+// tally[0] and the count of argmax == label to tally[1] (double, on the device); labels outside
+// [0, classes) are counted in *bad and contribute nothing. dlogits (may be null) receives
+// (softmax - onehot) * grad_scale / n, as nn::softmax_cross_entropy.
+void softmax_cross_entropy(const float* logits, const std::int32_t* labels, std::size_t n, std::size_t classes,
+                           float* dlogits, float grad_scale, double* tally, unsigned long long* bad,
+                           cudaStream_t stream);
+
+}  // namespace scalelab::gpu

@@ -1,0 +1,199 @@
+// CudaEngine (train/engine_cuda.h): device checks, buffers, and the step's work enqueued on one
+// compute stream; the only host waits are the staging buffers' reuse, the exact tallies and the
+// copies back to the host.
+#include "train/engine_cuda.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "comm/backends/nccl_communicator.h"
+#include "core/error.h"
+#include "gpu/cuda_check.h"
+#include "gpu/layer_kernels.h"
+#include "optim/factory.h"
+
+namespace scalelab::train {
+namespace {
+
+// The GPU of this rank's local rank, or one line naming why there is none. Local, so every rank
+// fails the same way before any collective.
+int pick_device(const comm::Communicator& comm) {
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess) {
+    throw_runtime(fmt::format("--device cuda: no usable GPU: cudaGetDeviceCount failed with {} ({}); use --device cpu",
+                              cudaGetErrorName(rc), cudaGetErrorString(rc)));
+  }
+  if (count == 0) throw_runtime("--device cuda: no GPU on this node (cudaGetDeviceCount found 0); use --device cpu");
+  if (comm.local_size() > count) {
+    throw_usage(fmt::format("--device cuda: {} ranks on this node but {} GPU{}; one GPU per rank: launch at most {} "
+                            "rank{} per node",
+                            comm.local_size(), count, count == 1 ? "" : "s", count, count == 1 ? "" : "s"));
+  }
+  return comm.local_rank();
+}
+
+}  // namespace
+
+CudaEngine::CudaEngine(const TrainConfig& config, comm::Communicator& comm, const nn::Shape& sample_shape,
+                       std::size_t classes)
+    : batch_(config.batch_size), sample_(sample_shape), classes_(classes) {
+  if (comm.memory_space() != comm::MemorySpace::host) {
+    throw_usage("--device cuda with --backend " + comm.backend() +
+                ": use --backend mpi (the default); the CUDA engine opens its own NCCL communicator for the gradients");
+  }
+  device_ = pick_device(comm);
+  gpu::cuda_check(cudaSetDevice(device_), "cudaSetDevice(" + std::to_string(device_) + ")");
+  cudaDeviceProp prop{};
+  gpu::cuda_check(cudaGetDeviceProperties(&prop, device_), "cudaGetDeviceProperties");
+  device_name_ = fmt::format("cuda:{} ({})", device_, prop.name);
+  gpu::cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  for (cudaEvent_t* e : {&images_copied_, &labels_copied_, &peek_copied_})
+    gpu::cuda_check(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+
+  model_ = nn::make_model(config.model, sample_shape, classes, config.seed);
+  model_->reseed(config.seed, static_cast<std::uint64_t>(comm.rank()));
+  host_optimizer_ = optim::make_optimizer(config.optimizer, config.optimizer_options);
+  host_optimizer_->bind(model_->parameters());
+  device_model_ = std::make_unique<gpu::DeviceModel>(*model_, batch_, config.seed, static_cast<std::uint64_t>(comm.rank()),
+                                                     stream_);
+  device_optimizer_ =
+      std::make_unique<gpu::DeviceOptimizer>(config.optimizer, config.optimizer_options, model_->parameters());
+  nccl_ = comm::make_nccl_communicator();
+  averager_ = std::make_unique<gpu::BucketedAverager>(*nccl_, model_->parameters(), device_model_->grads(),
+                                                      config.fusion_threshold, config.fp16_allreduce);
+
+  const std::size_t per_batch = batch_ * sample_.numel();
+  images_host_ = std::make_unique<gpu::PinnedBuffer<float>>(per_batch, "the staged images");
+  labels_host_ = std::make_unique<gpu::PinnedBuffer<std::int32_t>>(batch_, "the staged labels");
+  tally_host_ = std::make_unique<gpu::PinnedBuffer<double>>(6, "the loss tally");
+  bad_host_ = std::make_unique<gpu::PinnedBuffer<unsigned long long>>(1, "the bad-label count");
+  images_.resize(per_batch, "the input batch");
+  labels_.resize(batch_, "the labels");
+  dlogits_.resize(batch_ * classes_, "the logit gradients");
+  tally_.resize(4, "the loss tally");
+  bad_.resize(1, "the bad-label count");
+  on_final_ = [this](std::size_t param) { averager_->param_ready(param, stream_); };
+  reset_tallies();
+  gpu::cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after setting up the CUDA engine");
+}
+
+CudaEngine::~CudaEngine() {
+  if (stream_ != nullptr) (void)cudaStreamSynchronize(stream_);  // nothing may still use the buffers
+  averager_.reset();
+  device_optimizer_.reset();
+  device_model_.reset();
+  for (cudaEvent_t e : {images_copied_, labels_copied_, peek_copied_})
+    if (e != nullptr) (void)cudaEventDestroy(e);
+  if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
+}
+
+void CudaEngine::load_from_host() {
+  device_model_->load_values(model_->parameters());
+  device_optimizer_->copy_state_from(*host_optimizer_);
+}
+
+void CudaEngine::store_to_host() {
+  averager_->synchronize(stream_);
+  device_model_->store_values(model_->parameters());
+  device_optimizer_->copy_state_to(*host_optimizer_);
+}
+
+// Copies through a pinned buffer so that the copy is asynchronous (a pageable source would make
+// cudaMemcpyAsync wait for the stream); waits only until the previous batch left that buffer.
+void CudaEngine::stage_images(const float* images, std::size_t n) {
+  if (n > batch_) throw_runtime("--device cuda: a batch of " + std::to_string(n) + " for an engine sized for " + std::to_string(batch_));
+  const std::size_t bytes = n * sample_.numel() * sizeof(float);
+  gpu::cuda_check(cudaEventSynchronize(images_copied_), "cudaEventSynchronize (previous batch staged)");
+  std::memcpy(images_host_->data(), images, bytes);
+  gpu::cuda_check(cudaMemcpyAsync(images_.data(), images_host_->data(), bytes, cudaMemcpyHostToDevice, stream_),
+                  "cudaMemcpyAsync of the batch to the GPU");
+  gpu::cuda_check(cudaEventRecord(images_copied_, stream_), "cudaEventRecord");
+}
+
+void CudaEngine::stage_labels(const std::int32_t* labels, std::size_t n) {
+  gpu::cuda_check(cudaEventSynchronize(labels_copied_), "cudaEventSynchronize (previous labels staged)");
+  std::memcpy(labels_host_->data(), labels, n * sizeof(std::int32_t));
+  gpu::cuda_check(cudaMemcpyAsync(labels_.data(), labels_host_->data(), n * sizeof(std::int32_t),
+                                  cudaMemcpyHostToDevice, stream_),
+                  "cudaMemcpyAsync of the labels to the GPU");
+  gpu::cuda_check(cudaEventRecord(labels_copied_, stream_), "cudaEventRecord");
+}
+
+void CudaEngine::forward(const float* images, std::size_t n, bool training) {
+  stage_images(images, n);
+  logits_ = device_model_->forward(images_.data(), n, training);
+}
+
+void CudaEngine::backward(const std::int32_t* labels, std::size_t n, float grad_scale, bool last_pass) {
+  stage_labels(labels, n);
+  gpu::softmax_cross_entropy(logits_, labels_.data(), n, classes_, dlogits_.data(), grad_scale, tally_.data(),
+                             bad_.data(), stream_);
+  train_samples_ += static_cast<double>(n);
+  device_model_->backward(dlogits_.data(), n, last_pass ? on_final_ : no_final_);
+}
+
+void CudaEngine::step(float lr) {
+  device_optimizer_->step(device_model_->values(), device_model_->grads(), lr, stream_);
+}
+
+void CudaEngine::evaluate(const float* images, const std::int32_t* labels, std::size_t n) {
+  stage_images(images, n);
+  stage_labels(labels, n);
+  const float* logits = device_model_->forward(images_.data(), n, false);
+  gpu::softmax_cross_entropy(logits, labels_.data(), n, classes_, nullptr, 1.0f, tally_.data() + 2, bad_.data(), stream_);
+  eval_samples_ += static_cast<double>(n);
+}
+
+void CudaEngine::read_tally_exact() {
+  gpu::cuda_check(cudaMemcpyAsync(tally_host_->data(), tally_.data(), 4 * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+                  "cudaMemcpyAsync of the loss tally");
+  gpu::cuda_check(cudaMemcpyAsync(bad_host_->data(), bad_.data(), sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                                  stream_),
+                  "cudaMemcpyAsync of the bad-label count");
+  averager_->synchronize(stream_);  // watches NCCL's error state while it waits
+  if (bad_host_->data()[0] != 0) {
+    throw_input(fmt::format("--dataset: {} labels outside [0, {}) reached the GPU; check the dataset's labels",
+                            bad_host_->data()[0], classes_));
+  }
+}
+
+Tally CudaEngine::train_tally() {
+  read_tally_exact();
+  return {tally_host_->data()[0], tally_host_->data()[1], train_samples_};
+}
+
+Tally CudaEngine::peek_train_tally() {
+  if (peek_pending_ && cudaEventQuery(peek_copied_) == cudaSuccess) {
+    peeked_ = {tally_host_->data()[4], tally_host_->data()[5], peek_samples_};
+    peek_pending_ = false;
+  }
+  if (!peek_pending_) {
+    gpu::cuda_check(cudaMemcpyAsync(tally_host_->data() + 4, tally_.data(), 2 * sizeof(double), cudaMemcpyDeviceToHost,
+                                    stream_),
+                    "cudaMemcpyAsync of the loss tally");
+    gpu::cuda_check(cudaEventRecord(peek_copied_, stream_), "cudaEventRecord");
+    peek_samples_ = train_samples_;
+    peek_pending_ = true;
+  }
+  return peeked_;
+}
+
+Tally CudaEngine::eval_tally() {
+  read_tally_exact();
+  return {tally_host_->data()[2], tally_host_->data()[3], eval_samples_};
+}
+
+void CudaEngine::reset_tallies() {
+  gpu::cuda_check(cudaMemsetAsync(tally_.data(), 0, 4 * sizeof(double), stream_), "cudaMemsetAsync of the loss tally");
+  gpu::cuda_check(cudaMemsetAsync(bad_.data(), 0, sizeof(unsigned long long), stream_), "cudaMemsetAsync");
+  train_samples_ = eval_samples_ = 0;
+  peeked_ = Tally{};
+  if (peek_pending_) {
+    gpu::cuda_check(cudaEventSynchronize(peek_copied_), "cudaEventSynchronize (tally copy)");
+    peek_pending_ = false;
+  }
+}
+
+}  // namespace scalelab::train

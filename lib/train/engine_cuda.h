@@ -1,0 +1,87 @@
+// CudaEngine: the engine (train/engine.h) on the GPU of this rank's local rank. Built by
+// make_cuda_engine (engine_factory_cuda.cpp) for --device cuda, in builds with CUDA and NCCL.
+//   - device: one GPU per rank (cudaSetDevice(local rank)); more ranks on a node than GPUs, or no
+//     usable GPU, is one error line on every rank, raised before any communication;
+//   - layers: gpu::DeviceModel (cuDNN convolutions, cuBLAS dense layers, our kernels), every
+//     buffer allocated in the constructor; batches staged through pinned host buffers;
+//   - loss and correct count summed on the device; the trainer's per-step progress reads a copy
+//     that may lag a step (peek), the epoch's figures wait for the exact sums;
+//   - gradients: gpu::BucketedAverager over an NCCL communicator of its own (the trainer's
+//     communicator stays the host one, --backend mpi, for its small host-memory collectives),
+//     buckets of at most --fusion-threshold bytes started as backward finalises them;
+//   - optimizer: gpu::DeviceOptimizer on the flat device buffers.
+// The host model and optimizer hold the copies broadcast, checkpointed and compared.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "gpu/bucketed_averager.h"
+#include "gpu/device_buffer.h"
+#include "gpu/device_model.h"
+#include "gpu/device_optimizer.h"
+#include "train/engine.h"
+
+namespace scalelab::train {
+
+class CudaEngine final : public Engine {
+ public:
+  CudaEngine(const TrainConfig& config, comm::Communicator& comm, const nn::Shape& sample_shape, std::size_t classes);
+  ~CudaEngine() override;
+  CudaEngine(const CudaEngine&) = delete;
+  CudaEngine& operator=(const CudaEngine&) = delete;
+
+  [[nodiscard]] std::string device() const override { return device_name_; }
+  [[nodiscard]] std::string averaging() const override { return averager_->describe(); }
+  [[nodiscard]] nn::Model& model() override { return *model_; }
+  [[nodiscard]] optim::Optimizer& optimizer() override { return *host_optimizer_; }
+  void load_from_host() override;
+  void store_to_host() override;
+  void zero_grad() override { device_model_->zero_grad(); }
+  void forward(const float* images, std::size_t n, bool training) override;
+  void backward(const std::int32_t* labels, std::size_t n, float grad_scale, bool last_pass) override;
+  void average_gradients() override { averager_->finish(stream_); }
+  void step(float lr) override;
+  void evaluate(const float* images, const std::int32_t* labels, std::size_t n) override;
+  [[nodiscard]] Tally train_tally() override;
+  [[nodiscard]] Tally peek_train_tally() override;
+  [[nodiscard]] Tally eval_tally() override;
+  void reset_tallies() override;
+
+ private:
+  void stage_images(const float* images, std::size_t n);
+  void stage_labels(const std::int32_t* labels, std::size_t n);
+  void read_tally_exact();  // waits for the stream; throws on labels out of range
+
+  std::size_t batch_;
+  nn::Shape sample_;
+  std::size_t classes_;
+  int device_ = 0;
+  std::string device_name_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t images_copied_ = nullptr, labels_copied_ = nullptr, peek_copied_ = nullptr;
+  std::unique_ptr<nn::Model> model_;                    // host copy: layout, broadcast, checkpoints
+  std::unique_ptr<optim::Optimizer> host_optimizer_;
+  std::unique_ptr<gpu::DeviceModel> device_model_;
+  std::unique_ptr<gpu::DeviceOptimizer> device_optimizer_;
+  std::unique_ptr<comm::Communicator> nccl_;
+  std::unique_ptr<gpu::BucketedAverager> averager_;
+  std::unique_ptr<gpu::PinnedBuffer<float>> images_host_;
+  std::unique_ptr<gpu::PinnedBuffer<std::int32_t>> labels_host_;
+  std::unique_ptr<gpu::PinnedBuffer<double>> tally_host_;  // [0..3] exact, [4..5] peek
+  std::unique_ptr<gpu::PinnedBuffer<unsigned long long>> bad_host_;
+  gpu::DeviceBuffer<float> images_, dlogits_;
+  gpu::DeviceBuffer<std::int32_t> labels_;
+  gpu::DeviceBuffer<double> tally_;                     // train loss, train correct, eval loss, eval correct
+  gpu::DeviceBuffer<unsigned long long> bad_;           // labels outside [0, classes)
+  const float* logits_ = nullptr;
+  double train_samples_ = 0, eval_samples_ = 0;
+  Tally peeked_;
+  double peek_samples_ = 0;
+  bool peek_pending_ = false;
+  std::function<void(std::size_t)> on_final_, no_final_;
+};
+
+}  // namespace scalelab::train
