@@ -2,15 +2,20 @@
 // GPU (up to 4, one thread each, comm::run_nccl_single_process), the averaged buffer equals the
 // plain mean over ranks (test_bucketed_averager_check.h) with several buckets, one bucket, one
 // per tensor, parameters marked in backward order, in the wrong order and not at all, float32
-// and float16 on the wire. These skip without a GPU; the usage error for a communicator that is
-// not nccl runs everywhere.
+// and float16 on the wire; and the float16 conversions bit for bit against the CPU's. These skip
+// without a GPU; the usage error for a communicator that is not nccl runs everywhere.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <ostream>
+#include <random>
+#include <vector>
 
 #include "comm/local.h"
+#include "comm/reduce.h"
 #include "core/error.h"
+#include "gpu/bucketed_averager_kernels.h"
 #include "test_bucketed_averager_check.h"
 #include "train/bucket_plan.h"
 
@@ -58,6 +63,37 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"several_buckets_fp16", 256 << 10, true, ReadyOrder::backward},
                       Case{"one_per_tensor_fp16", 0, true, ReadyOrder::forward}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.label); });
+
+// The float16 wire conversions against comm/reduce.h's (the CPU averager's): bit for bit, over
+// normal, subnormal, overflowing and rounding-tie values.
+TEST(Float16Wire, ConversionsMatchTheCpuOnes) {
+  const std::string reason = no_device_reason();
+  if (!reason.empty()) GTEST_SKIP() << "no usable CUDA device: " << reason;
+  std::vector<float> x = {0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 70000.0f, 6e-8f, 3e-5f, 1.0f + 1.0f / 2048.0f,
+                          1.0f + 3.0f / 2048.0f};
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> d(0.0f, 4.0f);
+  for (int i = 0; i < 100000; ++i) x.push_back(d(rng));
+  const float scale = 1.0f / 3.0f;
+  const std::size_t n = x.size();
+  float* src = nullptr;
+  void* wire = nullptr;
+  ASSERT_EQ(cudaMalloc(&src, n * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&wire, n * 2), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(src, x.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(launch_scale_to_half(src, wire, n, scale, nullptr), cudaSuccess);
+  std::vector<std::uint16_t> halves(n);
+  ASSERT_EQ(cudaMemcpy(halves.data(), wire, n * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(launch_half_to_float(wire, src, n, nullptr), cudaSuccess);
+  std::vector<float> back(n);
+  ASSERT_EQ(cudaMemcpy(back.data(), src, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(src);
+  cudaFree(wire);
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(halves[i], comm::float_to_half(x[i] * scale)) << "element " << i << " = " << x[i];
+    ASSERT_EQ(back[i], comm::half_to_float(halves[i])) << "element " << i << " = " << x[i];
+  }
+}
 
 TEST(BucketedAveragerChecks, NeedsTheNcclBackend) {
   auto layout = averager_layout();
