@@ -20,6 +20,8 @@
 namespace scalelab::gpu {
 namespace {
 
+// Local checks rather than gpu/cuda_check.h, which includes cuDNN's and cuBLAS's headers: this
+// file is built with CUDA and NCCL alone.
 void check_cuda(cudaError_t rc, const std::string& what) {
   if (rc != cudaSuccess) throw_runtime("gradient averaging: CUDA " + what + " failed: " + cudaGetErrorString(rc));
 }

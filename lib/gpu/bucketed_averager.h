@@ -9,8 +9,10 @@
 // round to float16 into a wire buffer allocated once, ncclSum in float16, expand back, as
 // train/gradient_averager.h does on the CPU). Buckets are launched strictly in plan order on
 // every rank, as NCCL requires (a bucket ready early waits for the ones before it). finish()
-// launches whatever is left and makes the compute stream wait for the last bucket, so the
-// optimizer step enqueued after it sees averaged gradients. Nothing here blocks the host except
+// launches whatever is left (parameters never marked count as ready at that point, so an engine
+// that does not report per layer still gets correct, unoverlapped averaging) and makes the
+// compute stream wait for the last bucket, so the optimizer step enqueued after it sees averaged
+// gradients. Nothing here blocks the host except
 // synchronize(), which waits while polling ncclCommGetAsyncError and brings the whole job down
 // with one line naming the NCCL error instead of hanging.
 //
@@ -72,7 +74,7 @@ class BucketedAverager {
   // Blocks the host until compute_stream and the communication stream are idle, checking NCCL's
   // asynchronous error while it waits; on an error, aborts the job (every rank) with one line.
   void synchronize(cudaStream_t compute_stream);
-  // The last finished step's timing; valid after synchronize().
+  // The last finished step's timing; valid after synchronize() and until the next param_ready().
   [[nodiscard]] AllreduceTiming last_timing() const;
 
  private:

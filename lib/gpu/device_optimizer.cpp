@@ -16,6 +16,8 @@
 namespace scalelab::gpu {
 namespace {
 
+// A local check rather than gpu/cuda_check.h, which includes cuDNN's and cuBLAS's headers: this
+// file is built with the CUDA runtime alone.
 void check(cudaError_t rc, const std::string& what) {
   if (rc != cudaSuccess) throw_runtime("device optimizer: CUDA " + what + " failed: " + cudaGetErrorString(rc));
 }
