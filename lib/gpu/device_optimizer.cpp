@@ -79,22 +79,29 @@ DeviceOptimizer::DeviceOptimizer(const std::string& name, const optim::Optimizer
   }
 }
 
-void DeviceOptimizer::build_tables(const nn::ParameterSet& layout) {
-  std::vector<DeviceSpan> spans;
-  std::vector<unsigned> first(tensors_), count(tensors_);
-  std::vector<unsigned char> adapt(tensors_);
-  for (std::size_t t = 0; t < tensors_; ++t) {
-    const nn::ParamInfo& p = layout.info(t);
-    first[t] = static_cast<unsigned>(spans.size());
+SegmentLayout segment_layout(const std::vector<nn::ParamInfo>& params) {
+  SegmentLayout s;
+  s.first_block.resize(params.size());
+  s.block_count.resize(params.size());
+  for (std::size_t t = 0; t < params.size(); ++t) {
+    const nn::ParamInfo& p = params[t];
+    s.first_block[t] = static_cast<unsigned>(s.spans.size());
     for (std::size_t b = p.offset; b < p.offset + p.size; b += kOptimizerBlockSpan)
-      spans.push_back({static_cast<unsigned>(t), b, std::min(b + kOptimizerBlockSpan, p.offset + p.size)});
-    count[t] = static_cast<unsigned>(spans.size()) - first[t];
-    adapt[t] = optim::layerwise_adapts(p.kind, options_) ? 1 : 0;
+      s.spans.push_back({static_cast<unsigned>(t), b, std::min(b + kOptimizerBlockSpan, p.offset + p.size)});
+    s.block_count[t] = static_cast<unsigned>(s.spans.size()) - s.first_block[t];
   }
+  return s;
+}
+
+void DeviceOptimizer::build_tables(const nn::ParameterSet& layout) {
+  const SegmentLayout seg = segment_layout(layout.params());
+  const std::vector<DeviceSpan>& spans = seg.spans;
+  std::vector<unsigned char> adapt(tensors_);
+  for (std::size_t t = 0; t < tensors_; ++t) adapt[t] = optim::layerwise_adapts(layout.info(t).kind, options_) ? 1 : 0;
   auto tb = std::make_unique<Tables>();
   tb->spans = device_copy(spans, "block table");
-  tb->first_block = device_copy(first, "tensor table");
-  tb->block_count = device_copy(count, "tensor table");
+  tb->first_block = device_copy(seg.first_block, "tensor table");
+  tb->block_count = device_copy(seg.block_count, "tensor table");
   tb->adapt = device_copy(adapt, "tensor kinds");
   tb->partial = device_copy(std::vector<double>(2 * spans.size(), 0.0), "norm partials");
   tb->trust = device_copy(std::vector<float>(tensors_, 1.0f), "trust ratios");

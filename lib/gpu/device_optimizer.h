@@ -26,10 +26,21 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device_optimizer_kernels.h"
 #include "nn/parameter.h"
 #include "optim/optimizer.h"
 
 namespace scalelab::gpu {
+
+// How LARS/LAMB's segmented reduction cuts the tensors into CUDA blocks: block b covers
+// spans[b] (at most kOptimizerBlockSpan floats of one tensor), tensor t owns blocks
+// [first_block[t], first_block[t] + block_count[t]). Host logic, tested without a GPU.
+struct SegmentLayout {
+  std::vector<DeviceSpan> spans;
+  std::vector<unsigned> first_block;
+  std::vector<unsigned> block_count;
+};
+[[nodiscard]] SegmentLayout segment_layout(const std::vector<nn::ParamInfo>& params);
 
 class DeviceOptimizer {
  public:

@@ -207,7 +207,35 @@ TEST_P(DeviceOptimizerMatchesCpu, ContinuesFromACpuOptimizersState) {
 INSTANTIATE_TEST_SUITE_P(AllOptimizers, DeviceOptimizerMatchesCpu, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& p) { return p.param.label; });
 
-// ---- checks that come before any CUDA call: they run on every machine ------------------------
+// ---- host logic and the checks that come before any CUDA call: they run on every machine -----
+
+// Every float of every tensor in exactly one block, blocks in order, none past the span or
+// straddling two tensors, each tensor's blocks where its table says.
+TEST(SegmentLayout, BlocksTileEveryTensorExactly) {
+  auto params = make_layout();
+  const SegmentLayout s = segment_layout(params->params());
+  ASSERT_EQ(s.first_block.size(), params->count());
+  std::size_t expected_blocks = 0;
+  for (std::size_t t = 0; t < params->count(); ++t) {
+    const nn::ParamInfo& p = params->info(t);
+    EXPECT_EQ(s.first_block[t], expected_blocks) << p.name;
+    EXPECT_EQ(s.block_count[t], (p.size + kOptimizerBlockSpan - 1) / kOptimizerBlockSpan) << p.name;
+    std::size_t next = p.offset;
+    for (unsigned b = s.first_block[t]; b < s.first_block[t] + s.block_count[t]; ++b) {
+      const DeviceSpan& sp = s.spans[b];
+      EXPECT_EQ(sp.tensor, t);
+      EXPECT_EQ(sp.begin, next) << p.name << " block " << b;
+      EXPECT_GT(sp.end, sp.begin);
+      EXPECT_LE(sp.end - sp.begin, kOptimizerBlockSpan);
+      next = sp.end;
+    }
+    EXPECT_EQ(next, p.offset + p.size) << p.name;
+    expected_blocks += s.block_count[t];
+  }
+  EXPECT_EQ(s.spans.size(), expected_blocks);
+  EXPECT_EQ(s.block_count[4], 4u);  // fc.weight: 3 full blocks and a bit
+}
+
 
 TEST(DeviceOptimizerChecks, UnknownNameIsTheCpuFactorysUsageError) {
   auto params = make_layout();
