@@ -26,14 +26,21 @@ std::string csv_header() {
          "temperature.gpu";
 }
 
-std::string nvidia_smi_timestamp(std::chrono::system_clock::time_point t) {
+void format_nvidia_smi_timestamp(std::chrono::system_clock::time_point t, std::string& out) {
   const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
   std::tm local{};
   localtime_r(&seconds, &local);
   char buf[32];
   const std::size_t n = std::strftime(buf, sizeof buf, "%Y/%m/%d %H:%M:%S", &local);
-  return fmt::format("{}.{:03}", std::string_view(buf, n), ms < 0 ? ms + 1000 : ms);
+  out.assign(buf, n);
+  fmt::format_to(std::back_inserter(out), ".{:03}", ms < 0 ? ms + 1000 : ms);
+}
+
+std::string nvidia_smi_timestamp(std::chrono::system_clock::time_point t) {
+  std::string s;
+  format_nvidia_smi_timestamp(t, s);
+  return s;
 }
 
 void append_csv_row(std::string& out, const std::string& timestamp, const GpuDevice& device, const GpuSample& sample) {

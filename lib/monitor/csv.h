@@ -15,8 +15,10 @@ namespace scalelab::monitor {
 // The header line, without the newline.
 [[nodiscard]] std::string csv_header();
 
-// nvidia-smi's timestamp of `t` in local time: "YYYY/MM/DD HH:MM:SS.mmm".
+// nvidia-smi's timestamp of `t` in local time: "YYYY/MM/DD HH:MM:SS.mmm". The second form
+// overwrites `out` (no allocation once it holds 23 characters).
 [[nodiscard]] std::string nvidia_smi_timestamp(std::chrono::system_clock::time_point t);
+void format_nvidia_smi_timestamp(std::chrono::system_clock::time_point t, std::string& out);
 
 // Appends one row (and its newline) for `sample` of `device` taken at `timestamp` to `out`;
 // no allocation once `out` has the capacity.

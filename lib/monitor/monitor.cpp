@@ -35,6 +35,7 @@ void GpuMonitor::start() {
   const std::size_t n = sampler_.devices().size();
   sample_.resize(n);
   rows_.reserve(256 * (n + 1));
+  timestamp_.reserve(32);
   utilization_sum_.assign(n, 0);
   power_sum_.assign(n, 0);
   max_memory_.assign(n, kNotAvailable);
@@ -80,12 +81,12 @@ void GpuMonitor::run() {
 
 void GpuMonitor::take_sample() {
   sampler_.sample(sample_);
-  const std::string timestamp = nvidia_smi_timestamp(std::chrono::system_clock::now());
+  format_nvidia_smi_timestamp(std::chrono::system_clock::now(), timestamp_);
   rows_.clear();
   const auto& devices = sampler_.devices();
   for (std::size_t i = 0; i < devices.size() && i < sample_.size(); ++i) {
     const GpuSample& s = sample_[i];
-    append_csv_row(rows_, timestamp, devices[i], s);
+    append_csv_row(rows_, timestamp_, devices[i], s);
     if (!std::isnan(s.utilization_pct)) {
       utilization_sum_[i] += s.utilization_pct;
       ++utilization_n_[i];

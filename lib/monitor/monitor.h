@@ -95,6 +95,7 @@ class GpuMonitor {
   // Reused by every sample.
   std::vector<GpuSample> sample_;
   std::string rows_;
+  std::string timestamp_;
   std::vector<double> utilization_sum_, power_sum_, max_memory_, total_memory_;
   std::vector<std::size_t> utilization_n_, power_n_;
   MonitorReport report_;

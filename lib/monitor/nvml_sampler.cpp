@@ -37,8 +37,15 @@ template <typename Fn>
 void bind(void* handle, const std::string& library, const char* symbol, Fn& fn) {
   fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
   if (fn == nullptr) {
-    throw_runtime("NVML (" + library + ") lacks " + symbol + ": the NVIDIA driver is too old; install R450 or later");
+    throw_runtime("NVML (" + library + ") lacks " + symbol +
+                  ": it is not NVML, or its driver predates R450; install a current NVIDIA driver");
   }
+}
+
+// An entry point monitoring can do without: absent, its readings are "[N/A]" / "not exposed".
+template <typename Fn>
+void bind_optional(void* handle, const char* symbol, Fn& fn) {
+  fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
 }
 
 class NvmlSampler final : public GpuSampler {
@@ -82,9 +89,9 @@ class NvmlSampler final : public GpuSampler {
         s.memory_total_mib = static_cast<double>(m.total) / (1 << 20);
       }
       unsigned int milliwatts = 0;
-      if (check(api_.power(d, &milliwatts), i, "nvmlDeviceGetPowerUsage")) s.power_w = milliwatts / 1000.0;
+      if (api_.power && check(api_.power(d, &milliwatts), i, "nvmlDeviceGetPowerUsage")) s.power_w = milliwatts / 1000.0;
       unsigned int celsius = 0;
-      if (check(api_.temperature(d, nvml::kTemperatureGpu, &celsius), i, "nvmlDeviceGetTemperature")) {
+      if (api_.temperature && check(api_.temperature(d, nvml::kTemperatureGpu, &celsius), i, "nvmlDeviceGetTemperature")) {
         s.temperature_c = celsius;
       }
     }
@@ -136,14 +143,18 @@ class NvmlSampler final : public GpuSampler {
     char driver[nvml::kVersionBufferSize] = {};
     char version[nvml::kVersionBufferSize] = {};
     description_ = "NVML";
-    if (api_.nvml_version(version, sizeof version) == nvml::kSuccess) description_ += std::string(" ") + version;
-    if (api_.driver_version(driver, sizeof driver) == nvml::kSuccess) description_ += std::string(", driver ") + driver;
+    if (api_.nvml_version && api_.nvml_version(version, sizeof version) == nvml::kSuccess) description_ += std::string(" ") + version;
+    if (api_.driver_version && api_.driver_version(driver, sizeof driver) == nvml::kSuccess) description_ += std::string(", driver ") + driver;
   }
 
   NvLinkReading read_nvlink(std::size_t i) {
     NvLinkReading r;
     r.index = devices_[i].index;
     nvml::Device d = handles_[i];
+    if (!api_.nvlink_state || !api_.field_values) {
+      r.reason = "this driver's NVML lacks nvmlDeviceGetNvLinkState or nvmlDeviceGetFieldValues";
+      return r;
+    }
     std::vector<unsigned int> active;
     for (unsigned int link = 0; link < nvml::kNvLinkMaxLinks; ++link) {
       int state = 0;
@@ -228,17 +239,17 @@ std::unique_ptr<GpuSampler> open_nvml_sampler() {
     bind(handle, library, "nvmlInit_v2", api.init);
     bind(handle, library, "nvmlShutdown", api.shutdown);
     bind(handle, library, "nvmlErrorString", api.error_string);
-    bind(handle, library, "nvmlSystemGetDriverVersion", api.driver_version);
-    bind(handle, library, "nvmlSystemGetNVMLVersion", api.nvml_version);
+    bind_optional(handle, "nvmlSystemGetDriverVersion", api.driver_version);
+    bind_optional(handle, "nvmlSystemGetNVMLVersion", api.nvml_version);
     bind(handle, library, "nvmlDeviceGetCount_v2", api.device_count);
     bind(handle, library, "nvmlDeviceGetHandleByIndex_v2", api.device_handle);
     bind(handle, library, "nvmlDeviceGetName", api.device_name);
     bind(handle, library, "nvmlDeviceGetUtilizationRates", api.utilization);
     bind(handle, library, "nvmlDeviceGetMemoryInfo", api.memory);
-    bind(handle, library, "nvmlDeviceGetPowerUsage", api.power);
-    bind(handle, library, "nvmlDeviceGetTemperature", api.temperature);
-    bind(handle, library, "nvmlDeviceGetNvLinkState", api.nvlink_state);
-    bind(handle, library, "nvmlDeviceGetFieldValues", api.field_values);
+    bind_optional(handle, "nvmlDeviceGetPowerUsage", api.power);
+    bind_optional(handle, "nvmlDeviceGetTemperature", api.temperature);
+    bind_optional(handle, "nvmlDeviceGetNvLinkState", api.nvlink_state);
+    bind_optional(handle, "nvmlDeviceGetFieldValues", api.field_values);
   } catch (...) {
     dlclose(handle);
     throw;
