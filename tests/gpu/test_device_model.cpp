@@ -1,0 +1,242 @@
+// The CUDA engine's layers (gpu/device_model.h, gpu/device_layers.h, gpu/layer_kernels.h) against
+// lib/nn's CPU layers: the same parameters (copied in), fresh random inputs and labels, then the
+// logits of a training forward (Dropout draws the same keys, so the same masks), the loss and
+// correct count summed on the device, and every parameter gradient after backward. Models are
+// chosen to cover each device layer: the lab's cnn and mlp, a strided padded convolution without
+// bias, overlapping max pooling (stride 1), a standalone ReLU; also two accumulated backward
+// passes, an evaluation forward, and a smaller batch after the largest (cuDNN re-described).
+// Tolerances: cuDNN may use TF32 tensor cores (10-bit mantissa) for convolutions, so models with
+// a convolution are compared at 2e-2 relative (L2 norm of the difference over the CPU's norm);
+// float32-only models (cuBLAS in float32) at 1e-4. Without a usable GPU every test skips with the
+// CUDA error. The engine's device checks (no GPU: one error line) run everywhere.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "comm/local.h"
+#include "core/error.h"
+#include "gpu/device_model.h"
+#include "gpu/layer_kernels.h"
+#include "nn/conv2d.h"
+#include "nn/dense.h"
+#include "nn/dropout.h"
+#include "nn/flatten.h"
+#include "nn/loss.h"
+#include "nn/maxpool2d.h"
+#include "nn/relu.h"
+#include "train/engine.h"
+
+namespace scalelab::gpu {
+namespace {
+
+// Empty when a GPU is usable, else why not.
+std::string no_device_reason() {
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess) return std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc);
+  return count == 0 ? "the CUDA runtime sees no device" : "";
+}
+
+#define SKIP_WITHOUT_GPU()                                                          \
+  do {                                                                              \
+    const std::string why = no_device_reason();                                     \
+    if (!why.empty()) GTEST_SKIP() << "no usable CUDA device: " << why;             \
+  } while (0)
+
+double rel_error(const float* a, const float* b, std::size_t n) {
+  double diff = 0, ref = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    ref += double(b[i]) * b[i];
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(ref), 1e-30);
+}
+
+using Builder = std::function<void(nn::Model&)>;
+
+std::unique_ptr<nn::Model> build(const Builder& b, const nn::Shape& in, std::size_t classes, std::uint64_t seed) {
+  auto m = std::make_unique<nn::Model>("test", in, classes, seed);
+  b(*m);
+  m->build();
+  return m;
+}
+
+std::unique_ptr<nn::Model> zoo(const std::string& name, const nn::Shape& in, std::size_t classes, std::uint64_t seed) {
+  return nn::make_model(name, in, classes, seed);
+}
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { cuda_check(cudaStreamCreate(&s), "cudaStreamCreate"); }
+  ~Stream() { (void)cudaStreamDestroy(s); }
+};
+
+// Runs `passes` training forward+backward passes of batches `sizes[i]` on the CPU model `cpu` and on
+// a DeviceModel built from `twin` (the same model built again with the same seed), then compares.
+void compare(nn::Model& cpu, nn::Model& twin, const std::vector<std::size_t>& sizes, double tol, bool training = true) {
+  const std::size_t classes = cpu.num_classes(), per = cpu.input_shape().numel();
+  std::size_t max_batch = 0;
+  for (std::size_t n : sizes) max_batch = std::max(max_batch, n);
+  Stream stream;
+  const std::uint64_t seed = 7;
+  cpu.reseed(seed, 3);
+  DeviceModel dm(twin, max_batch, seed, 3, stream.s);
+  dm.load_values(cpu.parameters());
+  DeviceBuffer<float> x(max_batch * per, "x"), dlogits(max_batch * classes, "dlogits");
+  DeviceBuffer<std::int32_t> y(max_batch, "labels");
+  DeviceBuffer<double> tally(2, "tally");
+  DeviceBuffer<unsigned long long> bad(1, "bad");
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  cpu.zero_grad();
+  dm.zero_grad();
+  for (std::size_t pass = 0; pass < sizes.size(); ++pass) {
+    const std::size_t n = sizes[pass];
+    std::vector<float> images(n * per);
+    std::vector<std::int32_t> labels(n);
+    for (float& v : images) v = u(rng);
+    for (auto& l : labels) l = static_cast<std::int32_t>(rng() % classes);
+    cpu.reserve(n);
+    const nn::ConstTensorView logits = cpu.forward({images.data(), cpu.input_shape().with_batch(n)}, training);
+    const std::vector<float> cpu_logits(logits.data, logits.data + n * classes);
+    nn::Tensor dl(nn::Shape{n, classes});
+    const float scale = 1.0f / static_cast<float>(sizes.size());
+    const nn::LossResult r = nn::softmax_cross_entropy(logits, std::span<const std::int32_t>(labels), dl.view(), scale);
+    if (training) cpu.backward(dl.view());
+
+    cuda_check(cudaMemcpy(x.data(), images.data(), n * per * sizeof(float), cudaMemcpyHostToDevice), "copy x");
+    cuda_check(cudaMemcpy(y.data(), labels.data(), n * sizeof(std::int32_t), cudaMemcpyHostToDevice), "copy y");
+    cuda_check(cudaMemset(tally.data(), 0, 2 * sizeof(double)), "memset");
+    cuda_check(cudaMemset(bad.data(), 0, sizeof(unsigned long long)), "memset");
+    const float* d_logits = dm.forward(x.data(), n, training);
+    softmax_cross_entropy(d_logits, y.data(), n, classes, dlogits.data(), scale, tally.data(), bad.data(), stream.s);
+    cuda_check(cudaStreamSynchronize(stream.s), "sync");
+    std::vector<float> gpu_logits(n * classes);
+    cuda_check(cudaMemcpy(gpu_logits.data(), d_logits, n * classes * sizeof(float), cudaMemcpyDeviceToHost), "logits");
+    if (training) dm.backward(dlogits.data(), n, {});
+    double t[2];
+    cuda_check(cudaMemcpy(t, tally.data(), sizeof t, cudaMemcpyDeviceToHost), "tally");
+    EXPECT_LT(rel_error(gpu_logits.data(), cpu_logits.data(), n * classes), tol) << "logits, pass " << pass;
+    EXPECT_NEAR(t[0] / double(n), r.loss, tol * std::max(1.0, r.loss)) << "loss, pass " << pass;
+    EXPECT_NEAR(t[1], double(r.correct), std::max(1.0, 0.05 * double(n))) << "correct, pass " << pass;
+  }
+  if (!training) return;
+  dm.store_grads(twin.parameters());
+  const nn::ParameterSet& want = cpu.parameters();
+  for (std::size_t i = 0; i < want.count(); ++i) {
+    EXPECT_LT(rel_error(twin.parameters().grad(i), want.grad(i), want.info(i).size), tol) << want.info(i).name;
+  }
+}
+
+void compare_zoo(const std::string& name, const std::vector<std::size_t>& sizes, double tol) {
+  const nn::Shape in{1, 28, 28};
+  auto cpu = zoo(name, in, 10, 42);
+  auto twin = zoo(name, in, 10, 42);
+  compare(*cpu, *twin, sizes, tol);
+}
+
+std::unique_ptr<nn::Layer> conv(std::size_t filters, std::size_t k, std::size_t stride, std::size_t pad, bool bias,
+                                nn::Activation act) {
+  nn::Conv2DOptions o;
+  o.filters = filters;
+  o.kernel = k;
+  o.stride = stride;
+  o.pad = pad;
+  o.bias = bias;
+  o.activation = act;
+  return std::make_unique<nn::Conv2D>(o);
+}
+
+TEST(DeviceModel, CnnMatchesTheCpuModel) {
+  SKIP_WITHOUT_GPU();
+  compare_zoo("cnn", {32}, 2e-2);
+}
+
+TEST(DeviceModel, MlpMatchesTheCpuModelInFloat32) {
+  SKIP_WITHOUT_GPU();
+  compare_zoo("mlp", {64}, 1e-4);
+}
+
+TEST(DeviceModel, TwoBackwardPassesAccumulateAndASmallerBatchFollows) {
+  SKIP_WITHOUT_GPU();
+  compare_zoo("cnn", {16, 16, 5}, 2e-2);
+}
+
+TEST(DeviceModel, StridedPaddedConvolutionWithoutBias) {
+  SKIP_WITHOUT_GPU();
+  const Builder b = [](nn::Model& m) {
+    m.add(conv(6, 3, 2, 1, false, nn::Activation::relu));
+    m.add(conv(5, 5, 1, 2, true, nn::Activation::none));
+    m.add(std::make_unique<nn::Flatten>());
+    m.add(std::make_unique<nn::Dense>(4, nn::Activation::none));
+  };
+  auto cpu = build(b, nn::Shape{3, 11, 9}, 4, 5);
+  auto twin = build(b, nn::Shape{3, 11, 9}, 4, 5);
+  compare(*cpu, *twin, {7}, 2e-2);
+}
+
+TEST(DeviceModel, OverlappingMaxPoolAndStandaloneRelu) {
+  SKIP_WITHOUT_GPU();
+  const Builder b = [](nn::Model& m) {
+    m.add(conv(4, 3, 1, 0, true, nn::Activation::none));
+    m.add(std::make_unique<nn::ReLU>());
+    m.add(std::make_unique<nn::MaxPool2D>(3, 1));
+    m.add(std::make_unique<nn::Dropout>(0.5f));
+    m.add(std::make_unique<nn::Flatten>());
+    m.add(std::make_unique<nn::Dense>(3, nn::Activation::relu));
+    m.add(std::make_unique<nn::Dense>(3, nn::Activation::none));
+  };
+  auto cpu = build(b, nn::Shape{2, 10, 10}, 3, 9);
+  auto twin = build(b, nn::Shape{2, 10, 10}, 3, 9);
+  compare(*cpu, *twin, {6}, 2e-2);
+}
+
+TEST(DeviceModel, EvaluationForwardMatches) {
+  SKIP_WITHOUT_GPU();
+  auto cpu = zoo("cnn", nn::Shape{1, 28, 28}, 10, 11);
+  auto twin = zoo("cnn", nn::Shape{1, 28, 28}, 10, 11);
+  compare(*cpu, *twin, {20}, 2e-2, /*training=*/false);
+}
+
+TEST(DeviceModel, ModelsWithoutDeviceLayersAreNamed) {
+  SKIP_WITHOUT_GPU();
+  auto resnet = zoo("resnet", nn::Shape{1, 28, 28}, 10, 1);
+  Stream stream;
+  try {
+    DeviceModel dm(*resnet, 4, 1, 0, stream.s);
+    FAIL() << "resnet was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_NE(std::string(e.what()).find("BatchNorm"), std::string::npos) << e.what();
+  }
+}
+
+// Without a GPU (here: no driver), --device cuda is one runtime error naming the CUDA error.
+TEST(CudaEngine, WithoutAUsableGpuIsOneLineNamingTheCause) {
+  const std::string why = no_device_reason();
+  if (why.empty()) GTEST_SKIP() << "a GPU is usable here: the no-GPU error cannot be provoked";
+  comm::run_local(1, [&](comm::Communicator& c) {
+    train::TrainConfig config;
+    config.device = "cuda";
+    try {
+      (void)train::make_engine(config, c, nn::Shape{1, 28, 28}, 10);
+      ADD_FAILURE() << "make_engine succeeded without a GPU";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.rfind("--device cuda: ", 0), 0u) << m;
+      EXPECT_NE(m.find("cudaGetDeviceCount"), std::string::npos) << m;
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    }
+  });
+}
+
+}  // namespace
+}  // namespace scalelab::gpu
