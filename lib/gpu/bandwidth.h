@@ -7,8 +7,9 @@
 // Protocol, per copy kind and size: `warmup` copies, then `repeats` times: an event, `iters`
 // copies on one stream, an event; time per copy = elapsed / iters; the figure is the median over
 // the repeats. GB/s = 1e9 bytes per second. A device-to-device copy counts the bytes read AND
-// written (2 x size), as bandwidthTest does. Buffers are allocated once at the largest size and
-// every copy is checked once for the right bytes (a wrong copy is a runtime error).
+// written (2 x size), as bandwidthTest does. Buffers are allocated once at the largest size, and
+// at every size each host-device round trip and the device copy are checked once for the right
+// bytes (a wrong copy is a runtime error); peer copies are timed, not checked.
 //
 //   BandwidthOptions o; o.sizes = {1 << 10, 32 << 20};
 //   BandwidthReport r = run_bandwidth_test(o);   // throws Error (runtime) when no usable GPU
