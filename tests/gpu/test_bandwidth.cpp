@@ -165,6 +165,32 @@ TEST(BandwidthDevice, CopiesAreMeasuredAndChecked) {
   EXPECT_EQ(r.peers.empty(), true);
 }
 
+TEST(BandwidthDevice, PeerCopiesCoverEveryOrderedPairOrSayTheyNeedTwoGpus) {
+  const std::string reason = no_device_reason();
+  if (!reason.empty()) GTEST_SKIP() << "no usable CUDA device: " << reason;
+  BandwidthOptions o;
+  o.sizes = {4096};
+  o.pageable = false;
+  o.peers = true;
+  o.peer_bytes = 1 << 20;
+  o.iters = 2;
+  o.repeats = 3;
+  const BandwidthReport r = run_bandwidth_test(o);
+  const int n = r.device.device_count;
+  if (n < 2) {
+    EXPECT_TRUE(r.peers.empty());
+    EXPECT_EQ(r.peer_note, "peer copies need two GPUs; this machine shows " + std::to_string(n));
+    return;
+  }
+  ASSERT_EQ(static_cast<int>(r.peers.size()), n * (n - 1));
+  for (const auto& p : r.peers) {
+    EXPECT_NE(p.src, p.dst);
+    EXPECT_GT(p.off_GBps, 0);
+    EXPECT_GT(p.off_latency_us, 0);
+    EXPECT_EQ(p.on_GBps > 0, p.can_access);
+  }
+}
+
 TEST(BandwidthDevice, ADeviceThatDoesNotExistIsAUsageError) {
   const std::string reason = no_device_reason();
   if (!reason.empty()) GTEST_SKIP() << "no usable CUDA device: " << reason;
