@@ -1,6 +1,8 @@
 // make_engine and the --device names (train/engine.h).
 #include "train/engine.h"
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "train/engine_cpu.h"
 
@@ -8,6 +10,13 @@ namespace scalelab::train {
 
 void check_device_name(const std::string& device, const std::string& flag) {
   if (device != "cpu" && device != "cuda") throw_usage(flag + " " + device + ": unknown device; use cpu or cuda");
+}
+
+void check_one_gpu_per_rank(int local_ranks, int gpus) {
+  if (local_ranks <= gpus) return;
+  throw_usage(fmt::format("--device cuda: {} ranks on this node but {} GPU{}; one GPU per rank: launch at most {} rank{} "
+                          "per node",
+                          local_ranks, gpus, gpus == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s"));
 }
 
 std::unique_ptr<Engine> make_engine(const TrainConfig& config, comm::Communicator& comm, const nn::Shape& sample_shape,

@@ -82,6 +82,9 @@ class Engine {
 // by engine_factory_cuda.cpp or engine_factory_none.cpp, whichever CMake compiled.
 [[nodiscard]] std::unique_ptr<Engine> make_cuda_engine(const TrainConfig& config, comm::Communicator& comm,
                                                        const nn::Shape& sample_shape, std::size_t classes);
+// One GPU per rank: `local_ranks` ranks on this node need that many of its `gpus` GPUs, else a
+// usage error naming both counts (raised locally on every rank of the node, before any collective).
+void check_one_gpu_per_rank(int local_ranks, int gpus);
 // The devices --device accepts ("cpu", "cuda"), for usage messages; throws usage for others.
 void check_device_name(const std::string& device, const std::string& flag);
 

@@ -26,11 +26,7 @@ int pick_device(const comm::Communicator& comm) {
                               cudaGetErrorName(rc), cudaGetErrorString(rc)));
   }
   if (count == 0) throw_runtime("--device cuda: no GPU on this node (cudaGetDeviceCount found 0); use --device cpu");
-  if (comm.local_size() > count) {
-    throw_usage(fmt::format("--device cuda: {} ranks on this node but {} GPU{}; one GPU per rank: launch at most {} "
-                            "rank{} per node",
-                            comm.local_size(), count, count == 1 ? "" : "s", count, count == 1 ? "" : "s"));
-  }
+  check_one_gpu_per_rank(comm.local_size(), count);
   return comm.local_rank();
 }
 
