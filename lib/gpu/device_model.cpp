@@ -125,9 +125,13 @@ void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_s
   outputs_.assign(layers_.size(), nullptr);
 }
 
+// On the compute stream and waited for: a plain cudaMemcpy from pageable memory may return before
+// its DMA ends, and a non-blocking stream is not ordered after it.
 void DeviceModel::load_values(const nn::ParameterSet& host) {
-  cuda_check(cudaMemcpy(values_.data(), host.values().data(), size_ * sizeof(float), cudaMemcpyHostToDevice),
-             "cudaMemcpy of the parameters to the device");
+  cuda_check(cudaMemcpyAsync(values_.data(), host.values().data(), size_ * sizeof(float), cudaMemcpyHostToDevice,
+                             ctx_.stream),
+             "cudaMemcpyAsync of the parameters to the device");
+  cuda_check(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize after copying the parameters in");
 }
 
 void DeviceModel::store_values(nn::ParameterSet& host) {

@@ -72,7 +72,8 @@ CudaEngine::CudaEngine(const TrainConfig& config, comm::Communicator& comm, cons
   bad_.resize(1, "the bad-label count");
   on_final_ = [this](std::size_t param) { averager_->param_ready(param, stream_); };
   reset_tallies();
-  gpu::cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize after setting up the CUDA engine");
+  // Every stream and copy of the set-up (some on the legacy default stream) done before the first step.
+  gpu::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after setting up the CUDA engine");
 }
 
 CudaEngine::~CudaEngine() {
@@ -88,6 +89,8 @@ CudaEngine::~CudaEngine() {
 void CudaEngine::load_from_host() {
   device_model_->load_values(model_->parameters());
   device_optimizer_->copy_state_from(*host_optimizer_);
+  // The state copy is not on our (non-blocking) stream: wait for it before the next step.
+  gpu::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after loading the host copies");
 }
 
 void CudaEngine::store_to_host() {
