@@ -77,6 +77,13 @@ DeviceOptimizer::DeviceOptimizer(const std::string& name, const optim::Optimizer
     if (rc != cudaSuccess) cudaFree(state_);  // no destructor for a constructor that throws
     check(rc, "cudaMemset of the " + name_ + " state");
   }
+  // cudaMemset and pageable cudaMemcpy may return before the device is done, and the steps run
+  // on streams that do not wait for the legacy default stream: finish the set-up here.
+  if (state_ || tables_) {
+    const cudaError_t rc = cudaDeviceSynchronize();
+    if (rc != cudaSuccess && state_) cudaFree(state_);
+    check(rc, "synchronisation after setting up the " + name_ + " optimizer");
+  }
 }
 
 SegmentLayout segment_layout(const std::vector<nn::ParamInfo>& params) {
@@ -164,6 +171,8 @@ void DeviceOptimizer::upload_state(std::span<const float> host) {
   if (state_size_ == 0) return;
   check(cudaDeviceSynchronize(), "synchronisation before the state upload");
   check(cudaMemcpy(state_, host.data(), state_size_ * sizeof(float), cudaMemcpyHostToDevice), "state upload");
+  // A pageable copy may return before its DMA ends; the next step may run on a non-blocking stream.
+  check(cudaDeviceSynchronize(), "synchronisation after the state upload");
 }
 
 void DeviceOptimizer::copy_state_to(optim::Optimizer& host) const {
