@@ -2,6 +2,7 @@
 #include "train/bucket_plan.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/error.h"
 #include "core/size_parse.h"
@@ -36,13 +37,26 @@ BucketPlan::BucketPlan(const std::vector<nn::ParamInfo>& params, std::size_t buc
   for (const Bucket& b : buckets_) largest_ = std::max(largest_, b.count);
 }
 
+namespace {
+// "4.6 MiB", "12.0 KiB": a bucket's size to one decimal (format_size prints exact multiples only).
+std::string approx_size(std::size_t bytes) {
+  char buf[32];
+  if (bytes < (std::size_t{1} << 20)) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  }
+  return buf;
+}
+}  // namespace
+
 std::string BucketPlan::describe() const {
   std::string s = std::to_string(buckets_.size()) + (buckets_.size() == 1 ? " bucket" : " buckets");
   s += cap_ == 0 ? " (one per tensor)" : " of <= " + format_size(cap_);
   s += " (";
   const std::size_t shown = std::min<std::size_t>(buckets_.size(), 4);
   for (std::size_t i = 0; i < shown; ++i) {
-    s += (i ? ", " : "") + format_size(buckets_[i].count * sizeof(float));
+    s += (i ? ", " : "") + approx_size(buckets_[i].count * sizeof(float));
   }
   if (buckets_.size() > shown) s += ", ...";
   s += ")";

@@ -155,7 +155,9 @@ TEST(BucketPlan, RejectsOverlappingOffsets) {
 TEST(BucketPlan, DescribesCountAndSizes) {
   auto set = layout({262144, 262144, 262144});  // 1 MiB each
   const std::string d = train::BucketPlan(set->params(), 2 << 20).describe();
-  EXPECT_NE(d.find("2 buckets"), std::string::npos) << d;
+  EXPECT_EQ(d, "2 buckets of <= 2 MiB (2.0 MiB, 1.0 MiB)");
+  auto small = layout({100, 3000});  // 400 B, then 16-float alignment: 112 + 3000 floats in one bucket
+  EXPECT_EQ(train::BucketPlan(small->params(), 1 << 20).describe(), "1 bucket of <= 1 MiB (12.2 KiB)");
 }
 
 }  // namespace
