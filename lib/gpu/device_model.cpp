@@ -17,6 +17,9 @@
 namespace scalelab::gpu {
 namespace {
 
+// What NVIDIA's cuBLAS documentation recommends for Hopper (32 MiB; smaller GPUs need less).
+constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
+
 // The parameter slots of the layer whose first parameter is `next`, checking the layout.
 ParamSlots take_slots(const nn::ParameterSet& p, std::size_t& next, const nn::Shape& weight_shape, bool bias,
                       const std::string& layer) {
@@ -50,6 +53,9 @@ DeviceModel::DeviceModel(nn::Model& host, std::size_t max_batch, std::uint64_t s
   try {
     cublas_check(cublasCreate(&ctx_.cublas), "cublasCreate");
     cublas_check(cublasSetStream(ctx_.cublas, stream), "cublasSetStream");
+    // cuBLAS's own workspace, given once (else it allocates one at the first product of a step).
+    cublas_workspace_.resize(kCublasWorkspaceBytes, "the cuBLAS workspace");
+    cublas_check(cublasSetWorkspace(ctx_.cublas, cublas_workspace_.data(), kCublasWorkspaceBytes), "cublasSetWorkspace");
     cudnn_check(cudnnCreate(&ctx_.cudnn), "cudnnCreate");
     cudnn_check(cudnnSetStream(ctx_.cudnn, stream), "cudnnSetStream");
     values_.resize(size_, "the parameter values");

@@ -64,7 +64,8 @@ class DeviceModel {
   std::size_t size_ = 0;
   DeviceContext ctx_;
   DeviceBuffer<float> values_, grads_;
-  DeviceBuffer<unsigned char> workspace_;
+  DeviceBuffer<unsigned char> workspace_;          // cuDNN's, shared by the layers
+  DeviceBuffer<unsigned char> cublas_workspace_;
   std::vector<std::unique_ptr<DeviceLayer>> layers_;
   std::vector<nn::Shape> out_shapes_;           // per sample, one per layer
   std::vector<std::vector<std::size_t>> layer_params_;  // DeviceLayer::params(), asked once
