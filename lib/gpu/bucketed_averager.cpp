@@ -115,7 +115,7 @@ void BucketedAverager::launch_ready() {
 }
 
 void BucketedAverager::launch(std::size_t k) {
-  const train::Bucket& b = plan_.buckets()[k];
+  const nn::Bucket& b = plan_.buckets()[k];
   float* g = grads_ + b.offset;
   check_cuda(cudaStreamWaitEvent(stream_, ready_[k], 0), "cudaStreamWaitEvent");
   check_cuda(cudaEventRecord(start_[k], stream_), "cudaEventRecord");

@@ -1,5 +1,5 @@
 // BucketedAverager: averages the flat device gradient buffer over every rank with NCCL, bucket
-// by bucket (train/bucket_plan.h), each bucket's allreduce starting as soon as backward has
+// by bucket (nn/bucket_plan.h), each bucket's allreduce starting as soon as backward has
 // produced all of its gradients, on a communication stream of its own, so that communication
 // overlaps the rest of backward (PyTorch DDP's reducer, Horovod's background allreduce).
 //
@@ -35,7 +35,7 @@
 
 #include "comm/communicator.h"
 #include "nn/parameter.h"
-#include "train/bucket_plan.h"
+#include "nn/bucket_plan.h"
 
 struct ncclComm;  // nccl.h: typedef struct ncclComm* ncclComm_t
 
@@ -60,7 +60,7 @@ class BucketedAverager {
   BucketedAverager(const BucketedAverager&) = delete;
   BucketedAverager& operator=(const BucketedAverager&) = delete;
 
-  [[nodiscard]] const train::BucketPlan& plan() const { return plan_; }
+  [[nodiscard]] const nn::BucketPlan& plan() const { return plan_; }
   [[nodiscard]] bool fp16() const { return fp16_; }
   // "3 buckets of <= 25 MiB, ncclAvg in float32, overlapping backward"
   [[nodiscard]] std::string describe() const;
@@ -86,7 +86,7 @@ class BucketedAverager {
   comm::Communicator& comm_;
   ::ncclComm* nccl_ = nullptr;
   int device_ = 0;
-  train::BucketPlan plan_;
+  nn::BucketPlan plan_;
   float* grads_;
   bool fp16_;
   cudaStream_t stream_ = nullptr;          // communication stream

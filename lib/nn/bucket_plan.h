@@ -20,7 +20,7 @@
 
 #include "nn/parameter.h"
 
-namespace scalelab::train {
+namespace scalelab::nn {
 
 // PyTorch DDP's default bucket_cap_mb.
 inline constexpr std::size_t kDefaultBucketBytes = std::size_t{25} << 20;
@@ -36,7 +36,7 @@ struct Bucket {
 class BucketPlan {
  public:
   // params: a finalized ParameterSet's params() (offsets increasing). Throws runtime if they are not.
-  BucketPlan(const std::vector<nn::ParamInfo>& params, std::size_t bucket_bytes);
+  BucketPlan(const std::vector<ParamInfo>& params, std::size_t bucket_bytes);
 
   // In launch order: bucket 0 holds the last-declared parameters.
   [[nodiscard]] const std::vector<Bucket>& buckets() const { return buckets_; }
@@ -56,4 +56,4 @@ class BucketPlan {
   std::size_t largest_ = 0;
 };
 
-}  // namespace scalelab::train
+}  // namespace scalelab::nn

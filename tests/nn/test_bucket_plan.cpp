@@ -1,4 +1,4 @@
-// BucketPlan (train/bucket_plan.h): reverse declaration order, one contiguous range per bucket,
+// BucketPlan (nn/bucket_plan.h): reverse declaration order, one contiguous range per bucket,
 // the byte cap (a tensor over it alone, cap 0 = one bucket per tensor), checked by hand on small
 // layouts and by the properties that define greedy packing on random ones.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "nn/parameter.h"
-#include "train/bucket_plan.h"
+#include "nn/bucket_plan.h"
 
 using namespace scalelab;
 
@@ -28,7 +28,7 @@ std::unique_ptr<nn::ParameterSet> layout(const std::vector<std::size_t>& sizes) 
   return set;
 }
 
-std::size_t tensor_bytes(const nn::ParameterSet& set, const train::Bucket& b) {
+std::size_t tensor_bytes(const nn::ParameterSet& set, const nn::Bucket& b) {
   std::size_t n = 0;
   for (std::size_t p = b.first_param; p <= b.last_param; ++p) n += set.info(p).size * sizeof(float);
   return n;
@@ -36,7 +36,7 @@ std::size_t tensor_bytes(const nn::ParameterSet& set, const train::Bucket& b) {
 
 // Every property a greedy reverse-order packing with cap `cap` must have.
 void check_plan(const nn::ParameterSet& set, std::size_t cap) {
-  const train::BucketPlan plan(set.params(), cap);
+  const nn::BucketPlan plan(set.params(), cap);
   ASSERT_EQ(plan.bucket_bytes(), cap);
   if (set.count() == 0) {
     EXPECT_EQ(plan.size(), 0u);
@@ -46,7 +46,7 @@ void check_plan(const nn::ParameterSet& set, std::size_t cap) {
   std::size_t expected_last = set.count() - 1;
   std::size_t largest = 0;
   for (std::size_t k = 0; k < plan.size(); ++k) {
-    const train::Bucket& b = plan.buckets()[k];
+    const nn::Bucket& b = plan.buckets()[k];
     ASSERT_EQ(b.last_param, expected_last) << "bucket " << k;
     ASSERT_LE(b.first_param, b.last_param);
     // One contiguous range from the first tensor's start to the last tensor's end.
@@ -72,7 +72,7 @@ TEST(BucketPlan, PacksInReverseDeclarationOrder) {
   // 4 tensors of 100, 200, 300, 400 floats = 400, 800, 1200, 1600 bytes; cap 2000 bytes:
   // reverse order 1600 | 1200+800 (2000) | 400.
   auto set = layout({100, 200, 300, 400});
-  const train::BucketPlan plan(set->params(), 2000);
+  const nn::BucketPlan plan(set->params(), 2000);
   ASSERT_EQ(plan.size(), 3u);
   EXPECT_EQ(plan.buckets()[0].first_param, 3u);
   EXPECT_EQ(plan.buckets()[0].last_param, 3u);
@@ -90,7 +90,7 @@ TEST(BucketPlan, PacksInReverseDeclarationOrder) {
 
 TEST(BucketPlan, LargeCapGivesOneBucketOverTheWholeBuffer) {
   auto set = layout({10, 33, 7, 1000});
-  const train::BucketPlan plan(set->params(), train::kDefaultBucketBytes);
+  const nn::BucketPlan plan(set->params(), nn::kDefaultBucketBytes);
   ASSERT_EQ(plan.size(), 1u);
   EXPECT_EQ(plan.buckets()[0].offset, 0u);
   EXPECT_EQ(plan.buckets()[0].count, set->size());
@@ -100,7 +100,7 @@ TEST(BucketPlan, LargeCapGivesOneBucketOverTheWholeBuffer) {
 TEST(BucketPlan, TensorOverTheCapGetsABucketOfItsOwn) {
   // 64 KiB cap; the middle tensor is 1 MiB: it sits alone, its neighbours are not merged across it.
   auto set = layout({1000, 1000, 262144, 1000, 1000});
-  const train::BucketPlan plan(set->params(), 64 << 10);
+  const nn::BucketPlan plan(set->params(), 64 << 10);
   ASSERT_EQ(plan.size(), 3u);
   EXPECT_EQ(plan.buckets()[1].first_param, 2u);
   EXPECT_EQ(plan.buckets()[1].last_param, 2u);
@@ -111,13 +111,13 @@ TEST(BucketPlan, TensorOverTheCapGetsABucketOfItsOwn) {
 
 TEST(BucketPlan, ExactFitStaysInOneBucket) {
   auto set = layout({256, 256});  // 1 KiB each; 16-float aligned, no padding
-  EXPECT_EQ(train::BucketPlan(set->params(), 2048).size(), 1u);
-  EXPECT_EQ(train::BucketPlan(set->params(), 2047).size(), 2u);
+  EXPECT_EQ(nn::BucketPlan(set->params(), 2048).size(), 1u);
+  EXPECT_EQ(nn::BucketPlan(set->params(), 2047).size(), 2u);
 }
 
 TEST(BucketPlan, CapZeroGivesOneBucketPerTensor) {
   auto set = layout({5, 1, 17, 64, 3});
-  const train::BucketPlan plan(set->params(), 0);
+  const nn::BucketPlan plan(set->params(), 0);
   ASSERT_EQ(plan.size(), set->count());
   for (std::size_t k = 0; k < plan.size(); ++k) {
     const std::size_t p = set->count() - 1 - k;
@@ -130,7 +130,7 @@ TEST(BucketPlan, CapZeroGivesOneBucketPerTensor) {
 TEST(BucketPlan, EmptyParameterListGivesNoBuckets) {
   auto set = layout({});
   check_plan(*set, 1024);
-  EXPECT_EQ(train::BucketPlan(set->params(), 1024).largest_count(), 0u);
+  EXPECT_EQ(nn::BucketPlan(set->params(), 1024).largest_count(), 0u);
 }
 
 TEST(BucketPlan, RandomLayoutsHaveTheGreedyProperties) {
@@ -149,15 +149,15 @@ TEST(BucketPlan, RandomLayoutsHaveTheGreedyProperties) {
 TEST(BucketPlan, RejectsOverlappingOffsets) {
   std::vector<nn::ParamInfo> params = {{"a", nn::Shape{10}, 0, 10, nn::ParamKind::weight},
                                        {"b", nn::Shape{10}, 5, 10, nn::ParamKind::bias}};
-  EXPECT_THROW(train::BucketPlan(params, 1024), Error);
+  EXPECT_THROW(nn::BucketPlan(params, 1024), Error);
 }
 
 TEST(BucketPlan, DescribesCountAndSizes) {
   auto set = layout({262144, 262144, 262144});  // 1 MiB each
-  const std::string d = train::BucketPlan(set->params(), 2 << 20).describe();
+  const std::string d = nn::BucketPlan(set->params(), 2 << 20).describe();
   EXPECT_EQ(d, "2 buckets of <= 2 MiB (2.0 MiB, 1.0 MiB)");
   auto small = layout({100, 3000});  // 400 B, then 16-float alignment: 112 + 3000 floats in one bucket
-  EXPECT_EQ(train::BucketPlan(small->params(), 1 << 20).describe(), "1 bucket of <= 1 MiB (12.2 KiB)");
+  EXPECT_EQ(nn::BucketPlan(small->params(), 1 << 20).describe(), "1 bucket of <= 1 MiB (12.2 KiB)");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// BucketPlan (train/bucket_plan.h): the greedy reverse-order packing of gradients into buckets.
-#include "train/bucket_plan.h"
+// BucketPlan (nn/bucket_plan.h): the greedy reverse-order packing of gradients into buckets.
+#include "nn/bucket_plan.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,9 +7,9 @@
 #include "core/error.h"
 #include "core/size_parse.h"
 
-namespace scalelab::train {
+namespace scalelab::nn {
 
-BucketPlan::BucketPlan(const std::vector<nn::ParamInfo>& params, std::size_t bucket_bytes)
+BucketPlan::BucketPlan(const std::vector<ParamInfo>& params, std::size_t bucket_bytes)
     : cap_(bucket_bytes), bucket_of_(params.size(), 0) {
   for (std::size_t i = 1; i < params.size(); ++i) {
     if (params[i].offset < params[i - 1].offset + params[i - 1].size) {
@@ -20,7 +20,7 @@ BucketPlan::BucketPlan(const std::vector<nn::ParamInfo>& params, std::size_t buc
   constexpr std::size_t kFloatBytes = sizeof(float);
   std::size_t bytes = 0;  // gradient bytes of the open bucket (its tensors, padding not counted)
   for (std::size_t k = params.size(); k-- > 0;) {
-    const nn::ParamInfo& p = params[k];
+    const ParamInfo& p = params[k];
     const std::size_t p_bytes = p.size * kFloatBytes;
     if (!buckets_.empty() && cap_ > 0 && bytes + p_bytes <= cap_) {
       Bucket& b = buckets_.back();  // p sits just before b in the buffer
@@ -63,4 +63,4 @@ std::string BucketPlan::describe() const {
   return s;
 }
 
-}  // namespace scalelab::train
+}  // namespace scalelab::nn
