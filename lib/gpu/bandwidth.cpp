@@ -291,7 +291,7 @@ BandwidthReport run_bandwidth_test(const BandwidthOptions& o) {
     if (o.pinned) host_pair(HostMemory::pinned, pinned->p);
     if (o.pageable) host_pair(HostMemory::pageable, pageable.get());
     if (o.d2d) {
-      check(cudaMemset(b.p, 0, n), "cudaMemset");
+      check(cudaMemsetAsync(b.p, 0, n, stream.s), "cudaMemsetAsync");  // ordered before the timed copies
       add(CopyKind::d2d, HostMemory::none, time_copies(stream.s, o, start, stop, per_copy, "D2D copy", [&] {
             return cudaMemcpyAsync(b.p, a.p, n, cudaMemcpyDeviceToDevice, stream.s);
           }));

@@ -186,7 +186,9 @@ AllreduceTiming BucketedAverager::last_timing() const {
   t.buckets = plan_.size();
   for (std::size_t k = 0; k < plan_.size(); ++k) t.allreduce_ms += ms(start_[k], end_[k]);
   t.span_ms = ms(start_.front(), end_.back());
-  t.exposed_ms = std::max(0.0, ms(backward_end_, end_.back()));
+  // Buckets all launched by finish() start a little after backward's end (the launch itself):
+  // what is exposed is then the whole span, not more.
+  t.exposed_ms = std::clamp(ms(backward_end_, end_.back()), 0.0, t.span_ms);
   t.overlapped_ms = std::max(0.0, t.span_ms - t.exposed_ms);
   return t;
 }

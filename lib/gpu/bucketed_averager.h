@@ -46,7 +46,7 @@ struct AllreduceTiming {
   std::size_t buckets = 0;
   double allreduce_ms = 0.0;   // sum over buckets of each one's allreduce (fp16 conversions included)
   double span_ms = 0.0;        // first bucket's start to last bucket's end on the communication stream
-  double exposed_ms = 0.0;     // end of backward (the finish() call) to the last bucket's end, >= 0
+  double exposed_ms = 0.0;     // end of backward (the finish() call) to the last bucket's end, in [0, span_ms]
   double overlapped_ms = 0.0;  // span_ms - exposed_ms: communication hidden behind backward
 };
 

@@ -1,7 +1,7 @@
 // Conv2D on the GPU with cuDNN's legacy convolution API (see gpu/device_layers.h).
 // Forward: cudnnConvolutionForward, then bias + ReLU in one kernel. Backward: the ReLU mask
-// (in place on dy), cudnnConvolutionBackwardBias and BackwardFilter with beta = 1 (gradients
-// accumulate), BackwardData unless this is the first layer. The algorithms are chosen once for the
+// (in place on dy), the bias gradient (our kernel, gpu/layer_kernels.h: faster than
+// cudnnConvolutionBackwardBias) and BackwardFilter with beta = 1 (gradients accumulate), BackwardData unless this is the first layer. The algorithms are chosen once for the
 // largest batch (cudnnGet*Algorithm_v7: cuDNN's heuristics, fastest first, within a workspace
 // cap); a smaller batch (the test set's last one) re-describes the tensors and falls back to the
 // workspace-free algorithms if the chosen ones would need more workspace than was allocated.
@@ -23,33 +23,29 @@ class DeviceConv final : public DeviceLayer {
  public:
   DeviceConv(const ConvSpec& s, const ParamSlots& slots, std::size_t max_batch, DeviceContext& ctx)
       : s_(s), slots_(slots) {
-    cudnn_check(cudnnCreateTensorDescriptor(&x_), "cudnnCreateTensorDescriptor");
-    cudnn_check(cudnnCreateTensorDescriptor(&y_), "cudnnCreateTensorDescriptor");
-    cudnn_check(cudnnCreateTensorDescriptor(&bias_), "cudnnCreateTensorDescriptor");
-    cudnn_check(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor");
-    cudnn_check(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
-    const int k = static_cast<int>(s.kernel), pad = static_cast<int>(s.pad), stride = static_cast<int>(s.stride);
-    cudnn_check(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(s.filters),
-                                           static_cast<int>(s.in_c), k, k),
-                "cudnnSetFilter4dDescriptor (Conv2D weights)");
-    cudnn_check(cudnnSetConvolution2dDescriptor(conv_, pad, pad, stride, stride, 1, 1, CUDNN_CROSS_CORRELATION,
-                                                CUDNN_DATA_FLOAT),
-                "cudnnSetConvolution2dDescriptor");
-    cudnn_check(cudnnSetConvolutionMathType(conv_, CUDNN_DEFAULT_MATH), "cudnnSetConvolutionMathType");
-    cudnn_check(cudnnSetTensor4dDescriptor(bias_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, static_cast<int>(s.filters), 1, 1),
-                "cudnnSetTensor4dDescriptor (Conv2D bias)");
-    out_h_ = (s.in_h + 2 * s.pad - s.kernel) / s.stride + 1;
-    out_w_ = (s.in_w + 2 * s.pad - s.kernel) / s.stride + 1;
-    describe(max_batch);
-    choose_algorithms(ctx.cudnn);
+    try {
+      cudnn_check(cudnnCreateTensorDescriptor(&x_), "cudnnCreateTensorDescriptor");
+      cudnn_check(cudnnCreateTensorDescriptor(&y_), "cudnnCreateTensorDescriptor");
+      cudnn_check(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor");
+      cudnn_check(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
+      const int k = static_cast<int>(s.kernel), pad = static_cast<int>(s.pad), stride = static_cast<int>(s.stride);
+      cudnn_check(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(s.filters),
+                                             static_cast<int>(s.in_c), k, k),
+                  "cudnnSetFilter4dDescriptor (Conv2D weights)");
+      cudnn_check(cudnnSetConvolution2dDescriptor(conv_, pad, pad, stride, stride, 1, 1, CUDNN_CROSS_CORRELATION,
+                                                  CUDNN_DATA_FLOAT),
+                  "cudnnSetConvolution2dDescriptor");
+      cudnn_check(cudnnSetConvolutionMathType(conv_, CUDNN_DEFAULT_MATH), "cudnnSetConvolutionMathType");
+      out_h_ = (s.in_h + 2 * s.pad - s.kernel) / s.stride + 1;
+      out_w_ = (s.in_w + 2 * s.pad - s.kernel) / s.stride + 1;
+      describe(max_batch);
+      choose_algorithms(ctx.cudnn);
+    } catch (...) {
+      destroy();  // a descriptor call that failed half-way must not leak the others
+      throw;
+    }
   }
-  ~DeviceConv() override {
-    (void)cudnnDestroyTensorDescriptor(x_);
-    (void)cudnnDestroyTensorDescriptor(y_);
-    (void)cudnnDestroyTensorDescriptor(bias_);
-    (void)cudnnDestroyFilterDescriptor(w_);
-    (void)cudnnDestroyConvolutionDescriptor(conv_);
-  }
+  ~DeviceConv() override { destroy(); }
   DeviceConv(const DeviceConv&) = delete;
   DeviceConv& operator=(const DeviceConv&) = delete;
 
@@ -75,8 +71,7 @@ class DeviceConv final : public DeviceLayer {
     if (s_.relu) relu_backward(y, dy, dy, n * s_.filters * out_h_ * out_w_, ctx.stream);
     const float one = 1.0f, zero = 0.0f;
     if (slots_.has_bias) {
-      cudnn_check(cudnnConvolutionBackwardBias(ctx.cudnn, &one, y_, dy, &one, bias_, ctx.grads + slots_.bias_offset),
-                  "cudnnConvolutionBackwardBias");
+      conv_bias_grad(dy, ctx.grads + slots_.bias_offset, n, s_.filters, out_h_ * out_w_, ctx.stream);
     }
     cudnn_check(cudnnConvolutionBackwardFilter(ctx.cudnn, &one, x_, x, y_, dy, conv_, bwd_filter_, ctx.workspace,
                                                ctx.workspace_bytes, &one, w_, ctx.grads + slots_.weight_offset),
@@ -88,6 +83,12 @@ class DeviceConv final : public DeviceLayer {
   }
 
  private:
+  void destroy() noexcept {
+    if (x_ != nullptr) (void)cudnnDestroyTensorDescriptor(x_);
+    if (y_ != nullptr) (void)cudnnDestroyTensorDescriptor(y_);
+    if (w_ != nullptr) (void)cudnnDestroyFilterDescriptor(w_);
+    if (conv_ != nullptr) (void)cudnnDestroyConvolutionDescriptor(conv_);
+  }
   void describe(std::size_t n) {
     cudnn_check(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(n),
                                            static_cast<int>(s_.in_c), static_cast<int>(s_.in_h), static_cast<int>(s_.in_w)),
@@ -169,7 +170,7 @@ class DeviceConv final : public DeviceLayer {
   ConvSpec s_;
   ParamSlots slots_;
   std::size_t out_h_ = 0, out_w_ = 0, batch_ = 0, workspace_ = 0;
-  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, bias_ = nullptr;
+  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr;
   cudnnFilterDescriptor_t w_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   cudnnConvolutionFwdAlgo_t fwd_{};

@@ -19,6 +19,8 @@ class DeviceDense final : public DeviceLayer {
     std::vector<float> ones(max_batch, 1.0f);
     cuda_check(cudaMemcpy(ones_.data(), ones.data(), max_batch * sizeof(float), cudaMemcpyHostToDevice),
                "cudaMemcpy of the Dense layer's ones");
+    // From pageable memory cudaMemcpy may return before the DMA lands; readers use other streams.
+    cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the Dense layer's ones");
   }
   [[nodiscard]] std::string type() const override { return "Dense"; }
   [[nodiscard]] std::vector<std::size_t> params() const override { return {slots_.weight, slots_.bias}; }

@@ -36,6 +36,28 @@ __global__ void relu_backward_kernel(const float* y, const float* dy, float* dz,
   }
 }
 
+// Block (c, s) sums channel c of samples s, s + splits, ... (NCHW: each sample's plane is
+// contiguous), reduces in shared memory and adds its partial sum to db[c] (+=: gradients
+// accumulate across backward passes). Summation order varies with the schedule: float sums agree
+// with the CPU's to rounding, not bit for bit.
+__global__ void conv_bias_grad_kernel(const float* dy, float* db, std::size_t n, std::size_t channels, std::size_t hw,
+                                      std::size_t splits) {
+  __shared__ float partial[kThreads];
+  const std::size_t c = blockIdx.x;
+  float sum = 0.0f;
+  for (std::size_t s = blockIdx.y; s < n; s += splits) {
+    const float* plane = dy + (s * channels + c) * hw;
+    for (std::size_t i = threadIdx.x; i < hw; i += blockDim.x) sum += plane[i];
+  }
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(db + c, partial[0]);
+}
+
 __global__ void maxpool_forward_kernel(const float* x, float* y, std::int32_t* arg, PoolGeometry g) {
   const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
@@ -148,6 +170,15 @@ void relu_backward(const float* y, const float* dy, float* dz, std::size_t n, cu
   if (n == 0) return;
   relu_backward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(y, dy, dz, n);
   check_launch("relu_backward");
+}
+
+void conv_bias_grad(const float* dy, float* db, std::size_t n, std::size_t channels, std::size_t hw, cudaStream_t stream) {
+  if (n == 0 || channels == 0 || hw == 0) return;
+  // About 1024 blocks in all (several per SM on an H100), at most one per sample and channel.
+  const std::size_t splits = std::clamp<std::size_t>(1024 / channels, 1, std::min<std::size_t>(n, 65535));
+  const dim3 grid(static_cast<unsigned>(channels), static_cast<unsigned>(splits));
+  conv_bias_grad_kernel<<<grid, kThreads, 0, stream>>>(dy, db, n, channels, hw, splits);
+  check_launch("conv_bias_grad");
 }
 
 void maxpool_forward(const float* x, float* y, std::int32_t* arg, const PoolGeometry& g, cudaStream_t stream) {

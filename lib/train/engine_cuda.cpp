@@ -44,46 +44,75 @@ CudaEngine::CudaEngine(const TrainConfig& config, comm::Communicator& comm, cons
   cudaDeviceProp prop{};
   gpu::cuda_check(cudaGetDeviceProperties(&prop, device_), "cudaGetDeviceProperties");
   device_name_ = fmt::format("cuda:{} ({})", device_, prop.name);
-  gpu::cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  for (cudaEvent_t* e : {&images_copied_, &labels_copied_, &peek_copied_})
-    gpu::cuda_check(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  bool agreed = false;  // whether this rank has taken part in agree_set_up_succeeded
+  try {
+    gpu::cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    for (cudaEvent_t* e : {&images_copied_, &labels_copied_, &peek_copied_})
+      gpu::cuda_check(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    model_ = nn::make_model(config.model, sample_shape, classes, config.seed);
+    model_->reseed(config.seed, static_cast<std::uint64_t>(comm.rank()));
+    host_optimizer_ = optim::make_optimizer(config.optimizer, config.optimizer_options);
+    host_optimizer_->bind(model_->parameters());
+    device_model_ = std::make_unique<gpu::DeviceModel>(*model_, batch_, config.seed, static_cast<std::uint64_t>(comm.rank()),
+                                                       stream_);
+    device_optimizer_ =
+        std::make_unique<gpu::DeviceOptimizer>(config.optimizer, config.optimizer_options, model_->parameters());
+    // NCCL's set-up waits for every rank: agree first, over the host communicator, that every
+    // rank's GPU set-up above succeeded (one rank out of memory must not leave the others waiting).
+    agreed = true;
+    agree_set_up_succeeded(comm, nullptr);
+    nccl_ = comm::make_nccl_communicator();
+    averager_ = std::make_unique<gpu::BucketedAverager>(*nccl_, model_->parameters(), device_model_->grads(),
+                                                        config.fusion_threshold, config.fp16_allreduce);
 
-  model_ = nn::make_model(config.model, sample_shape, classes, config.seed);
-  model_->reseed(config.seed, static_cast<std::uint64_t>(comm.rank()));
-  host_optimizer_ = optim::make_optimizer(config.optimizer, config.optimizer_options);
-  host_optimizer_->bind(model_->parameters());
-  device_model_ = std::make_unique<gpu::DeviceModel>(*model_, batch_, config.seed, static_cast<std::uint64_t>(comm.rank()),
-                                                     stream_);
-  device_optimizer_ =
-      std::make_unique<gpu::DeviceOptimizer>(config.optimizer, config.optimizer_options, model_->parameters());
-  nccl_ = comm::make_nccl_communicator();
-  averager_ = std::make_unique<gpu::BucketedAverager>(*nccl_, model_->parameters(), device_model_->grads(),
-                                                      config.fusion_threshold, config.fp16_allreduce);
-
-  const std::size_t per_batch = batch_ * sample_.numel();
-  images_host_ = std::make_unique<gpu::PinnedBuffer<float>>(per_batch, "the staged images");
-  labels_host_ = std::make_unique<gpu::PinnedBuffer<std::int32_t>>(batch_, "the staged labels");
-  tally_host_ = std::make_unique<gpu::PinnedBuffer<double>>(6, "the loss tally");
-  bad_host_ = std::make_unique<gpu::PinnedBuffer<unsigned long long>>(1, "the bad-label count");
-  images_.resize(per_batch, "the input batch");
-  labels_.resize(batch_, "the labels");
-  dlogits_.resize(batch_ * classes_, "the logit gradients");
-  tally_.resize(4, "the loss tally");
-  bad_.resize(1, "the bad-label count");
-  on_final_ = [this](std::size_t param) { averager_->param_ready(param, stream_); };
-  reset_tallies();
-  // Every stream and copy of the set-up (some on the legacy default stream) done before the first step.
-  gpu::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after setting up the CUDA engine");
+    const std::size_t per_batch = batch_ * sample_.numel();
+    images_host_ = std::make_unique<gpu::PinnedBuffer<float>>(per_batch, "the staged images");
+    labels_host_ = std::make_unique<gpu::PinnedBuffer<std::int32_t>>(batch_, "the staged labels");
+    tally_host_ = std::make_unique<gpu::PinnedBuffer<double>>(6, "the loss tally");
+    bad_host_ = std::make_unique<gpu::PinnedBuffer<unsigned long long>>(1, "the bad-label count");
+    images_.resize(per_batch, "the input batch");
+    labels_.resize(batch_, "the labels");
+    dlogits_.resize(batch_ * classes_, "the logit gradients");
+    tally_.resize(4, "the loss tally");
+    bad_.resize(1, "the bad-label count");
+    on_final_ = [this](std::size_t param) { averager_->param_ready(param, stream_); };
+    reset_tallies();
+    // Every stream and copy of the set-up (some on the legacy default stream) done before the first step.
+    gpu::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after setting up the CUDA engine");
+  } catch (...) {
+    const std::exception_ptr failure = std::current_exception();
+    if (!agreed) {
+      try {
+        agree_set_up_succeeded(comm, failure);  // the others are waiting for this rank's word
+      } catch (...) {  // this rank's own error is the one to report
+      }
+    }
+    release();
+    std::rethrow_exception(failure);
+  }
 }
 
-CudaEngine::~CudaEngine() {
+CudaEngine::~CudaEngine() { release(); }
+
+void CudaEngine::release() noexcept {
   if (stream_ != nullptr) (void)cudaStreamSynchronize(stream_);  // nothing may still use the buffers
   averager_.reset();
   device_optimizer_.reset();
   device_model_.reset();
-  for (cudaEvent_t e : {images_copied_, labels_copied_, peek_copied_})
-    if (e != nullptr) (void)cudaEventDestroy(e);
+  for (cudaEvent_t* e : {&images_copied_, &labels_copied_, &peek_copied_}) {
+    if (*e != nullptr) (void)cudaEventDestroy(*e);
+    *e = nullptr;
+  }
   if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
+  stream_ = nullptr;
+}
+
+void CudaEngine::agree_set_up_succeeded(comm::Communicator& comm, const std::exception_ptr& failure) {
+  std::int32_t failed = failure ? 1 : 0, any = 0;
+  comm.allreduce(&failed, &any, 1, comm::DataType::i32, comm::ReduceOp::max);
+  if (any != 0 && !failure) {
+    throw_runtime("--device cuda: another rank failed to set up its GPU (its own line says why); stopping this one too");
+  }
 }
 
 void CudaEngine::load_from_host() {

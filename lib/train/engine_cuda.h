@@ -12,6 +12,7 @@
 //   - optimizer: gpu::DeviceOptimizer on the flat device buffers.
 // The host model and optimizer hold the copies broadcast, checkpointed and compared.
 #pragma once
+#include <exception>
 #include <cuda_runtime.h>
 
 #include <functional>
@@ -51,6 +52,11 @@ class CudaEngine final : public Engine {
   void reset_tallies() override;
 
  private:
+  // Frees the stream, events and device objects (the destructor, and a constructor that fails).
+  void release() noexcept;
+  // Collective over the host communicator: every rank says whether its set-up failed (`failure`
+  // set); a rank whose own set-up succeeded throws when another's did not.
+  static void agree_set_up_succeeded(comm::Communicator& comm, const std::exception_ptr& failure);
   void stage_images(const float* images, std::size_t n);
   void stage_labels(const std::int32_t* labels, std::size_t n);
   void read_tally_exact();  // waits for the stream; throws on labels out of range

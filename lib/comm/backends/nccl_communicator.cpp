@@ -224,7 +224,7 @@ std::unique_ptr<Communicator> make_nccl_communicator() {
   if (control->local_rank() >= ngpus) {
     throw_runtime("--backend nccl: local rank " + std::to_string(control->local_rank()) + " needs GPU " +
                   std::to_string(control->local_rank()) + " but this node shows " + std::to_string(ngpus) +
-                  "; launch at most " + std::to_string(ngpus) + " ranks per node");
+                  "; launch at most " + std::to_string(ngpus) + (ngpus == 1 ? " rank" : " ranks") + " per node");
   }
   const int device = control->local_rank();
   check_cuda(cudaSetDevice(device), "cudaSetDevice");
