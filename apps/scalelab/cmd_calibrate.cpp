@@ -65,8 +65,9 @@ int cmd_calibrate(const Args& args) {
     } else {
       std::printf("# no GPU figures: %s\n", g.reason.c_str());
     }
-    // schema_version 2 adds the profile's "gpu" section; version 1 profiles still load.
-    nlohmann::json doc = make_envelope("calibration", 2, args.full);
+    // schema_version 2 adds the profile's "gpu" section, 3 its "working_set" table; older
+    // profiles still load.
+    nlohmann::json doc = make_envelope("calibration", 3, args.full);
     doc["profile"] = model::to_json(prof);
     const std::string path = (*vm)["profile"].as<std::string>();
     const auto dir = std::filesystem::path(path).parent_path();

@@ -135,6 +135,43 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
     }
   }
 
+  // How cold a working set is: both ranks exchange 256 KiB pieces, walking in order through W
+  // bytes each (the first half sent from, the second received into), as a collective walks
+  // through its buffers. The time per piece climbs from the in-cache figure to the from-memory
+  // one as W outgrows what of the caches these two ranks get (model::cold_fraction).
+  {
+    constexpr std::size_t piece = 256u << 10;
+    std::vector<std::size_t> sets;
+    for (std::size_t w = 2 * piece; w <= pool; w *= 2) {
+      sets.push_back(w);
+      if (!o.quick && w >= (2u << 20) && w * 3 / 2 < pool) sets.push_back(w * 3 / 2);  // finer around the cliff
+    }
+    std::sort(sets.begin(), sets.end());
+    // Two passes, upwards then downwards, keeping the faster time per W: a neighbour's burst only
+    // ever adds time, and a slow minute then spoils one pass, not the curve.
+    std::vector<double> best(sets.size(), 0.0);
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::size_t k = 0; k < sets.size(); ++k) {
+        const std::size_t j = pass == 0 ? k : sets.size() - 1 - k;
+        const std::size_t w = sets[j], pieces = w / 2 / piece;
+        const int calls = static_cast<int>(std::clamp<std::size_t>(3 * pieces, o.quick ? 8 : 40, o.quick ? 64 : 600));
+        const double t = timed(comm, calls, [&](int i) {
+          const std::size_t off = (static_cast<std::size_t>(i) % pieces) * piece;
+          comm.sendrecv(a.at(off), piece, peer, a.at(w / 2 + off), piece, peer, 0x5ca2);
+        });
+        best[j] = pass == 0 ? t : std::min(best[j], t);
+      }
+    }
+    for (std::size_t j = 0; j < sets.size(); ++j) {
+      p.working_set.bytes.push_back(static_cast<double>(sets[j]));
+      p.working_set.seconds.push_back(best[j]);
+      char line[120];
+      std::snprintf(line, sizeof line, "working set %8zu KiB per rank: %8.2f us per 256 KiB exchange", sets[j] >> 10,
+                    best[j] * 1e6);
+      say(line);
+    }
+  }
+
   // First touch of fresh pages: map, touch one byte per page, unmap.
   {
     const std::size_t bytes = o.quick ? (8u << 20) : (64u << 20);

@@ -120,7 +120,8 @@ nlohmann::json to_json(const Profile& p) {
           {"reduce_cold", table_json(p.reduce_cold)},
           {"copy_hot", table_json(p.copy_hot)},
           {"copy_cold", table_json(p.copy_cold)},
-          {"gpu", gpu_json(p.gpu)}};
+          {"gpu", gpu_json(p.gpu)},
+          {"working_set", table_json(p.working_set)}};
 }
 
 Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) {
@@ -144,6 +145,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     p.copy_hot = table_from(j, "copy_hot", origin);
     p.copy_cold = table_from(j, "copy_cold", origin);
     p.gpu = gpu_from(j, origin);
+    if (j.contains("working_set")) p.working_set = table_from(j, "working_set", origin);
     return p;
   } catch (const nlohmann::json::exception& e) {
     throw_input(origin + ": not a scalelab calibration profile (" + std::string(e.what()) + "); run 'scalelab calibrate' again");
@@ -191,21 +193,67 @@ topo::Machine with_calibrated_host_links(const topo::Machine& m) {
   return out;
 }
 
-CpuCosts::CpuCosts(const Profile& p, double footprint) : p_(p) {
-  const double lo = p.llc_bytes / 2, hi = p.llc_bytes * 2;
-  if (footprint <= lo) w_cold_ = 0;
-  else if (footprint >= hi) w_cold_ = 1;
-  else w_cold_ = std::log(footprint / lo) / std::log(hi / lo);
+double cold_fraction(const Profile& p, double bytes) {
+  const SizeTable& t = p.working_set;
+  if (t.bytes.size() < 2) {
+    const double lo = p.llc_bytes / 2, hi = p.llc_bytes * 2;
+    if (bytes <= lo) return 0.0;
+    if (bytes >= hi) return 1.0;
+    return std::log(bytes / lo) / std::log(hi / lo);
+  }
+  // Times made non-decreasing in W by pooling adjacent violators (least squares: a noisy point is
+  // averaged with its neighbours instead of dragging every larger W up with it), then scaled
+  // between the smallest working set's time (in cache) and the largest's (from memory).
+  std::vector<double> s(t.seconds.size());
+  {
+    std::vector<std::pair<double, std::size_t>> pools;  // (mean, points)
+    for (double v : t.seconds) {
+      pools.emplace_back(v, 1);
+      while (pools.size() > 1 && pools[pools.size() - 2].first > pools.back().first) {
+        const auto [v2, w2] = pools.back();
+        pools.pop_back();
+        auto& [v1, w1] = pools.back();
+        v1 = (v1 * static_cast<double>(w1) + v2 * static_cast<double>(w2)) / static_cast<double>(w1 + w2);
+        w1 += w2;
+      }
+    }
+    std::size_t i = 0;
+    for (const auto& [v, w] : pools)
+      for (std::size_t k = 0; k < w; ++k) s[i++] = v;
+  }
+  const double hot = s.front(), cold = s.back();
+  if (!(cold > hot)) return 0.0;
+  double v = 0;
+  if (bytes <= t.bytes.front()) v = s.front();
+  else if (bytes >= t.bytes.back()) v = s.back();
+  else {
+    const auto it = std::upper_bound(t.bytes.begin(), t.bytes.end(), bytes);
+    const std::size_t i = static_cast<std::size_t>(it - t.bytes.begin());
+    const double x = std::log(bytes / t.bytes[i - 1]) / std::log(t.bytes[i] / t.bytes[i - 1]);
+    v = s[i - 1] + x * (s[i] - s[i - 1]);
+  }
+  return std::clamp((v - hot) / (cold - hot), 0.0, 1.0);
 }
 
-double CpuCosts::blend(const SizeTable& hot, const SizeTable& cold, double bytes) const {
+CpuCosts::CpuCosts(const Profile& p, double footprint) : p_(p), call_cold_(cold_fraction(p, footprint)) {}
+
+double CpuCosts::blend(const SizeTable& hot, const SizeTable& cold, double bytes, double own_set) const {
   if (bytes <= 0) return 0.0;
-  return (1 - w_cold_) * hot.at(bytes) + w_cold_ * cold.at(bytes);
+  // The hot table at this size was measured with a working set of its own (own_set bytes), and
+  // already holds that much coldness; the call's larger footprint adds only the rest.
+  const double own = cold_fraction(p_, own_set);
+  const double w = own >= 1.0 ? 0.0 : std::max(0.0, call_cold_ - own) / (1.0 - own);
+  return (1 - w) * hot.at(bytes) + w * cold.at(bytes);
 }
 
-double CpuCosts::message(double bytes) const { return blend(p_.message_hot, p_.message_cold, std::max(bytes, 1.0)); }
-double CpuCosts::reduce(double bytes) const { return blend(p_.reduce_hot, p_.reduce_cold, bytes); }
-double CpuCosts::copy(double bytes) const { return blend(p_.copy_hot, p_.copy_cold, bytes); }
+// Own working sets of the calibration's hot measurements: an exchange reads m and writes m, a
+// reduction reads 2m and writes m, a copy reads m and writes m.
+double CpuCosts::message(double bytes) const {
+  const double m = std::max(bytes, 1.0);
+  return blend(p_.message_hot, p_.message_cold, m, 2 * m);
+}
+double CpuCosts::reduce(double bytes) const { return blend(p_.reduce_hot, p_.reduce_cold, bytes, 3 * bytes); }
+double CpuCosts::copy(double bytes) const { return blend(p_.copy_hot, p_.copy_cold, bytes, 2 * bytes); }
 
 double CpuCosts::fresh(double alloc_bytes, double touched_bytes) const {
   if (p_.mmap_threshold_bytes <= 0 || alloc_bytes < p_.mmap_threshold_bytes) return 0.0;

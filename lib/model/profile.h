@@ -60,7 +60,17 @@ struct Profile {
   double mmap_threshold_bytes = 0;      // allocations this large are fresh pages every time (0: unknown)
   double fresh_alloc_s_per_byte = 0;    // malloc + first touch + free above the threshold, per touched byte
   GpuCopies gpu;                        // schema_version 2; "not measured" in older profiles
+  // How cold a call's working set is, measured (schema_version 3; empty in older profiles):
+  // time per 256 KiB exchange while both ranks walk through W bytes each (half sent from, half
+  // received into), for W from a few hundred KiB to 4x the LLC. See cold_fraction().
+  SizeTable working_set;
 };
+
+// The fraction (0: in cache, 1: from memory) of the way from the in-cache to the from-memory
+// exchange time that a per-rank working set of `bytes` has gone, read off p.working_set (made
+// non-decreasing in W by pooling adjacent violators, log-W interpolation). Without a working_set table (older profiles): 0 up to
+// half the LLC, 1 from twice it, log-interpolated between.
+[[nodiscard]] double cold_fraction(const Profile& p, double bytes);
 
 [[nodiscard]] std::string default_profile_path();
 [[nodiscard]] nlohmann::json to_json(const Profile& p);
@@ -79,11 +89,10 @@ int apply_gpu_copies(topo::Machine& m, const GpuCopies& g);
 // machine, or no such profile, unchanged. The GPU Predictor calls this.
 [[nodiscard]] topo::Machine with_calibrated_host_links(const topo::Machine& m);
 
-// Costs for one collective call whose buffers span `footprint_bytes`: hot tables when that fits
-// in half the last-level cache, cold ones (from memory) beyond twice it, interpolated in log
-// size between. (The hot tables were measured with buffers of the message's size, which stay in
-// L2: for footprints between L2 and the LLC they are optimistic; l2_bytes is recorded for a
-// third, L3-resident table, not measured yet.)
+// Costs for one collective call whose buffers span `footprint_bytes` per rank: each primitive is
+// its hot and cold table's values weighted by how much colder the call's footprint is than the
+// hot measurement's own working set (cold_fraction of each): a call whose buffers stay in cache
+// costs what the hot tables say, one that streams from memory what the cold ones say.
 class CpuCosts final : public Costs {
  public:
   CpuCosts(const Profile& p, double footprint_bytes);
@@ -94,9 +103,9 @@ class CpuCosts final : public Costs {
   [[nodiscard]] double fresh(double alloc_bytes, double touched_bytes) const override;
 
  private:
-  [[nodiscard]] double blend(const SizeTable& hot, const SizeTable& cold, double bytes) const;
+  [[nodiscard]] double blend(const SizeTable& hot, const SizeTable& cold, double bytes, double own_set) const;
   const Profile& p_;
-  double w_cold_ = 0;  // 0: hot, 1: cold
+  double call_cold_ = 0;  // cold_fraction of the call's footprint: 0 in cache, 1 from memory
 };
 
 }  // namespace scalelab::model

@@ -8,6 +8,9 @@
 #include "core/error.h"
 #include "model/formulas.h"
 #include "model/predict.h"
+#include "model/profile.h"
+
+#include <nlohmann/json.hpp>
 #include "topo/catalog.h"
 
 namespace scalelab::model {
@@ -112,6 +115,62 @@ TEST(Predictor, CalibratedCpuRingFollowsItsTables) {
   const CpuCosts c(p, 2 * n);
   const double expected = ring_allreduce(n, 2, c, implementation_segments().ring_segment(n / 2));
   EXPECT_NEAR(pr.predict(Collective::allreduce, "ring", std::nullopt, n).time_s, expected, expected * 1e-9);
+}
+
+Profile hot_and_cold_profile() {
+  // Cold tables 3x the hot ones, so a cost tells how cold the call was taken to be.
+  Profile p;
+  for (double s : {8.0, 1e3, 1e6, 1e8}) {
+    p.message_hot.bytes.push_back(s);
+    p.message_hot.seconds.push_back(1e-6 + s / 6e9);
+    p.message_cold.bytes.push_back(s);
+    p.message_cold.seconds.push_back(3 * (1e-6 + s / 6e9));
+    for (SizeTable* t : {&p.reduce_hot, &p.reduce_cold, &p.copy_hot, &p.copy_cold}) {
+      t->bytes.push_back(s);
+      t->seconds.push_back(s / 8e9);
+    }
+  }
+  return p;
+}
+
+TEST(ColdFraction, ReadsTheMeasuredWorkingSetCurve) {
+  Profile p = hot_and_cold_profile();
+  // 20 us in cache up to 2 MiB, 60 us from memory from 16 MiB; a noisy dip at 8 MiB, which is
+  // pooled with the point before it: 4 and 8 MiB both read (40 + 35) / 2 = 37.5 us.
+  p.working_set.bytes = {1 << 19, 1 << 21, 1 << 22, 1 << 23, 1 << 24, 1 << 26};
+  p.working_set.seconds = {20e-6, 20e-6, 40e-6, 35e-6, 60e-6, 60e-6};
+  EXPECT_DOUBLE_EQ(cold_fraction(p, 1 << 18), 0.0);
+  EXPECT_DOUBLE_EQ(cold_fraction(p, 1 << 21), 0.0);
+  EXPECT_DOUBLE_EQ(cold_fraction(p, 1 << 22), 17.5 / 40);
+  EXPECT_DOUBLE_EQ(cold_fraction(p, 1 << 23), 17.5 / 40);
+  // Half-way (in log W) from 8 to 16 MiB: half-way from 37.5 to 60 us.
+  EXPECT_NEAR(cold_fraction(p, std::sqrt(double(1 << 23) * double(1 << 24))), (48.75 - 20) / 40, 1e-12);
+  EXPECT_DOUBLE_EQ(cold_fraction(p, 1 << 28), 1.0);
+  // A small exchange (its own working set in cache) in a call of 4 MiB per rank: 17.5/40 of the
+  // way from the hot table to the cold one, which is 3x the hot here.
+  const double m = 1e5, hot = p.message_hot.at(m);
+  EXPECT_NEAR(CpuCosts(p, 1 << 22).message(m), hot * (1 + 2 * 17.5 / 40), hot * 1e-9);
+  EXPECT_NEAR(CpuCosts(p, 1 << 20).message(m), hot, hot * 1e-9);
+  // A 4 MiB exchange was measured with 8 MiB of its own: in a call of 8 MiB it is what the hot
+  // table says; in a call of 64 MiB (all the way cold) what the cold one says.
+  const double big = 4.0 * (1 << 20);
+  EXPECT_NEAR(CpuCosts(p, 1 << 23).message(big), p.message_hot.at(big), p.message_hot.at(big) * 1e-9);
+  EXPECT_NEAR(CpuCosts(p, 1 << 26).message(big), p.message_cold.at(big), p.message_cold.at(big) * 1e-9);
+}
+
+TEST(ColdFraction, OlderProfilesFallBackToTheReportedCacheSize) {
+  Profile p = hot_and_cold_profile();
+  p.llc_bytes = 32.0 * (1 << 20);
+  EXPECT_DOUBLE_EQ(cold_fraction(p, 16.0 * (1 << 20)), 0.0);
+  EXPECT_NEAR(cold_fraction(p, 32.0 * (1 << 20)), 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(cold_fraction(p, 64.0 * (1 << 20)), 1.0);
+  // And a profile file without the table loads (schema_version 2 and older).
+  nlohmann::json j = to_json(p);
+  j.erase("working_set");
+  EXPECT_TRUE(profile_from_json(j, "old.json").working_set.empty());
+  p.working_set.bytes = {1 << 20, 1 << 24};
+  p.working_set.seconds = {1e-5, 3e-5};
+  EXPECT_EQ(profile_from_json(to_json(p), "new.json").working_set.seconds.size(), 2u);
 }
 
 }  // namespace
