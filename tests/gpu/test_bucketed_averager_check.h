@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "no_device_reason.h"
 #include "comm/backends/nccl_communicator.h"
 #include "comm/communicator.h"
 #include "gpu/bucketed_averager.h"
@@ -22,13 +23,7 @@
 
 namespace scalelab::gpu::test {
 
-// Empty when a GPU is usable, else why not.
-inline std::string no_device_reason() {
-  int count = 0;
-  const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess) return cudaGetErrorString(rc);
-  return count == 0 ? "the CUDA runtime sees no device" : "";
-}
+using test_support::no_device_reason;
 
 // Tensors from 1 float to 1.2 MiB, every kind.
 inline std::unique_ptr<nn::ParameterSet> averager_layout() {

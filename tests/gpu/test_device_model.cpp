@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "no_device_reason.h"
 #include "comm/local.h"
 #include "core/error.h"
 #include "gpu/device_model.h"
@@ -45,13 +46,7 @@ namespace {
 const bool kTf32Off = setenv("NVIDIA_TF32_OVERRIDE", "0", 1) == 0;
 constexpr double kConvTolerance = 2e-3;
 
-// Empty when a GPU is usable, else why not.
-std::string no_device_reason() {
-  int count = 0;
-  const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess) return std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc);
-  return count == 0 ? "the CUDA runtime sees no device" : "";
-}
+using test_support::no_device_reason;
 
 #define SKIP_WITHOUT_GPU()                                                          \
   do {                                                                              \

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "no_device_reason.h"
 #include "core/error.h"
 #include "gpu/device_optimizer.h"
 #include "gpu/device_optimizer_kernels.h"
@@ -26,13 +27,7 @@
 namespace scalelab::gpu {
 namespace {
 
-// Empty when a GPU is usable, else why not.
-std::string no_device_reason() {
-  int count = 0;
-  const cudaError_t rc = cudaGetDeviceCount(&count);
-  if (rc != cudaSuccess) return cudaGetErrorString(rc);
-  return count == 0 ? "the CUDA runtime sees no device" : "";
-}
+using test_support::no_device_reason;
 
 // Every parameter kind, and one tensor of 3 reduction blocks and a bit.
 std::unique_ptr<nn::ParameterSet> make_layout() {
