@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "flag_names.h"
 #include "comm/mpi_runtime.h"
 #include "core/error.h"
 
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
   try {
     code = command->run(args);
   } catch (const scalelab::Error& e) {
-    std::cerr << "error: " << e.what() << std::endl;
+    std::cerr << "error: " << scalelab::cli::cli_message(e) << std::endl;
     code = e.exit_code();
   } catch (const std::exception& e) {
     std::cerr << "error: scalelab " << args.name << ": " << e.what() << std::endl;

@@ -1,9 +1,18 @@
 // scalelab's one error type. Library code throws scalelab::Error; only main() turns it into an
 // exit code: kind usage/input -> exit 2 (the user can fix the command or the file), runtime/comm
 // -> exit 1. The message is one line that names the input, what was wrong and what to do.
+//
+// The library speaks in its own terms, never in the CLI's flags: an error about a parameter names
+// it as the library does (`TrainConfig::batch_size` is "batch_size") through throw_parameter, and
+// a command-line front end maps that name to its own option when it prints the error
+// (apps/scalelab/flag_names.cpp). A program using the library directly reads the same line:
+//   throw_parameter(ErrorKind::usage, "batch_size", "0: a batch needs at least one sample")
+//   what():  "batch_size 0: a batch needs at least one sample"
+//   scalelab train prints: "--batch-size 0: a batch needs at least one sample"
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace scalelab {
 
@@ -17,7 +26,15 @@ enum class ErrorKind {
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  // An error about one parameter: what() is "<parameter> <detail>".
+  Error(ErrorKind kind, std::string parameter, std::string detail)
+      : std::runtime_error(parameter + (detail.empty() || detail[0] == ':' ? "" : " ") + detail),
+        kind_(kind), parameter_(std::move(parameter)), detail_(std::move(detail)) {}
   [[nodiscard]] ErrorKind kind() const { return kind_; }
+  // The library's name of the parameter at fault ("batch_size"), or empty.
+  [[nodiscard]] const std::string& parameter() const { return parameter_; }
+  // What follows the parameter's name in what() ("0: a batch needs ..."); empty without a parameter.
+  [[nodiscard]] const std::string& detail() const { return detail_; }
   // The process exit code main() uses for this error.
   [[nodiscard]] int exit_code() const {
     return (kind_ == ErrorKind::usage || kind_ == ErrorKind::input) ? 2 : 1;
@@ -25,11 +42,17 @@ class Error : public std::runtime_error {
 
  private:
   ErrorKind kind_;
+  std::string parameter_;
+  std::string detail_;
 };
 
 [[noreturn]] inline void throw_usage(const std::string& m) { throw Error(ErrorKind::usage, m); }
 [[noreturn]] inline void throw_input(const std::string& m) { throw Error(ErrorKind::input, m); }
 [[noreturn]] inline void throw_runtime(const std::string& m) { throw Error(ErrorKind::runtime, m); }
 [[noreturn]] inline void throw_comm(const std::string& m) { throw Error(ErrorKind::comm, m); }
+// An error about one parameter, named in the library's terms (see the top of this file).
+[[noreturn]] inline void throw_parameter(ErrorKind kind, const std::string& parameter, const std::string& detail) {
+  throw Error(kind, parameter, detail);
+}
 
 }  // namespace scalelab
