@@ -14,6 +14,7 @@
 #include "bench/record.h"
 #include "bench/runner.h"
 #include "bench_predict.h"  // --predict (cost model)
+#include "algorithm_help.h"
 #include "collectives/algorithm.h"
 #include "comm/factory.h"
 #include "commands.h"
@@ -58,7 +59,7 @@ std::vector<std::string> chosen_algorithms(collectives::Collective c, const std:
   const auto names = collectives::algorithm_names(c);
   if (algo == "all") return names;
   if (!algo.empty()) {
-    (void)collectives::make_algorithm(c, algo, "--algo");  // validates the name
+    (void)collectives::find_algorithm(c, algo);  // validates the name
     return {algo};
   }
   if (backend == "nccl") return {"library"};
@@ -99,7 +100,7 @@ std::optional<Parsed> parse_bench(const Args& args) {
   add_predict_options(opts);  // --predict [--machine this|NAME|FILE] [--profile FILE]
   po::positional_options_description pos;
   pos.add("collective", 1);
-  const auto vm = parse(args, kUsage, opts, &pos);
+  const auto vm = parse(args, std::string(kUsage) + "\n\n" + algorithms_help(), opts, &pos);
   if (!vm) return std::nullopt;
   const auto str = [&](const char* key) { return (*vm)[key].as<std::string>(); };
   if (!vm->count("collective")) usage_error(args, "give the collective to time (allreduce, broadcast, allgather, reduce-scatter)");

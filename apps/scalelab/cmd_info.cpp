@@ -78,8 +78,7 @@ int cmd_info(const Args& args) {
             << "Matrix products (nn):\n    " << nn::blas_description() << "\n"
             << "Collective algorithms (--algo):\n";
   nlohmann::json algorithms;
-  for (const auto c : {collectives::Collective::allreduce, collectives::Collective::broadcast,
-                       collectives::Collective::allgather, collectives::Collective::reduce_scatter}) {
+  for (const auto c : collectives::all_collectives()) {
     const auto names = collectives::algorithm_names(c);
     std::string line;
     for (const auto& n : names) line += " " + n;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "algorithm_help.h"
 #include "bench/sweep.h"
 #include "commands.h"
 #include "comm/types.h"
@@ -51,14 +52,14 @@ int cmd_predict(const Args& args) {
       ("stepfactor,f", po::value<std::string>()->default_value("2"), "multiply the size by this")
       ("stepbytes,i", po::value<std::string>(), "or add this many bytes")
       ("datatype,d", po::value<std::string>()->default_value("float"), "element type (for the count column)")
-      ("algo,a", po::value<std::string>()->default_value("auto"), "auto (the fastest), ring, tree, tree_pipelined, recursive_doubling, rabenseifner, naive, library, nvls")
+      ("algo,a", po::value<std::string>()->default_value("auto"), "auto (the fastest), an algorithm listed below, or nvls (NCCL's NVLink SHARP, GPUs only)")
       ("protocol", po::value<std::string>(), "GPU: LL, LL128 or Simple (default: the fastest)")
       ("p2p", po::value<std::string>()->default_value("on"), "GPU: on, or off (through host memory, NCCL_P2P_DISABLE=1)")
       ("profile", po::value<std::string>(), profile_help.c_str())
       ("json", po::value<std::string>(), "write the rows as JSON (schema scalelab.predict)");
   po::positional_options_description pos;
   pos.add("collective", 1);
-  const auto vm = parse(args, "scalelab predict <collective> [--machine NAME|FILE] [--gpus N|LIST] [-b -e -f] [--algo A] [--protocol P] [--p2p off] [--json FILE]", opts, &pos);
+  const auto vm = parse(args, "scalelab predict <collective> [--machine NAME|FILE] [--gpus N|LIST] [-b -e -f] [--algo A] [--protocol P] [--p2p off] [--json FILE]\n\n" + algorithms_help(), opts, &pos);
   if (!vm) return 0;
   const Collective c = collectives::parse_collective((*vm)["collective"].as<std::string>(), "collective");
   const comm::DataType type = comm::parse_datatype((*vm)["datatype"].as<std::string>(), "-d/--datatype");

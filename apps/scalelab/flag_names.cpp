@@ -7,6 +7,7 @@ namespace scalelab::cli {
 namespace {
 
 constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
+    {"algorithm", "--algo"},
     {"batch_size", "--batch-size"},
 };
 

@@ -1,5 +1,6 @@
 // The algorithm table (algorithm.h): names, parsing and construction. Adding an algorithm is one
-// file plus one line here. Also the shared preamble of the point-to-point algorithms.
+// file (its class, cost formula and descriptor) plus one row here. Also the shared preamble of
+// the point-to-point algorithms.
 #include "collectives/algorithm.h"
 
 #include <array>
@@ -11,34 +12,23 @@
 namespace scalelab::collectives {
 namespace {
 
-struct Entry {
-  Collective collective;
-  std::string_view name;
-  std::unique_ptr<Algorithm> (*make)();
-};
-
-std::unique_ptr<Algorithm> library_allreduce() { return make_library(Collective::allreduce); }
-std::unique_ptr<Algorithm> library_broadcast() { return make_library(Collective::broadcast); }
-std::unique_ptr<Algorithm> library_allgather() { return make_library(Collective::allgather); }
-std::unique_ptr<Algorithm> library_reduce_scatter() { return make_library(Collective::reduce_scatter); }
-
 constexpr std::array kTable{
-    Entry{Collective::allreduce, "library", &library_allreduce},
-    Entry{Collective::allreduce, "ring", &make_allreduce_ring},
-    Entry{Collective::allreduce, "tree", &make_allreduce_tree},
-    Entry{Collective::allreduce, "tree_pipelined", &make_allreduce_tree_pipelined},
-    Entry{Collective::allreduce, "recursive_doubling", &make_allreduce_recursive_doubling},
-    Entry{Collective::allreduce, "rabenseifner", &make_allreduce_rabenseifner},
-    Entry{Collective::allreduce, "naive", &make_allreduce_naive},
-    Entry{Collective::broadcast, "library", &library_broadcast},
-    Entry{Collective::broadcast, "naive", &make_broadcast_naive},
-    Entry{Collective::broadcast, "tree", &make_broadcast_tree},
-    Entry{Collective::broadcast, "ring", &make_broadcast_ring},
-    Entry{Collective::allgather, "library", &library_allgather},
-    Entry{Collective::allgather, "ring", &make_allgather_ring},
-    Entry{Collective::allgather, "recursive_doubling", &make_allgather_recursive_doubling},
-    Entry{Collective::reduce_scatter, "library", &library_reduce_scatter},
-    Entry{Collective::reduce_scatter, "ring", &make_reduce_scatter_ring},
+    &kAllreduceLibrary,
+    &kAllreduceRing,
+    &kAllreduceTree,
+    &kAllreduceTreePipelined,
+    &kAllreduceRecursiveDoubling,
+    &kAllreduceRabenseifner,
+    &kAllreduceNaive,
+    &kBroadcastLibrary,
+    &kBroadcastNaive,
+    &kBroadcastTree,
+    &kBroadcastRing,
+    &kAllgatherLibrary,
+    &kAllgatherRing,
+    &kAllgatherRecursiveDoubling,
+    &kReduceScatterLibrary,
+    &kReduceScatterRing,
 };
 
 constexpr std::array kCollectives{Collective::allreduce, Collective::broadcast, Collective::allgather,
@@ -61,33 +51,46 @@ Collective parse_collective(std::string_view text, std::string_view what) {
     if (text == name_of(c)) return c;
   }
   if (text == "reduce_scatter" || text == "reducescatter") return Collective::reduce_scatter;
-  throw_usage(std::string(what) + ": unknown collective '" + std::string(text) +
-              "'; use one of allreduce, broadcast, allgather, reduce-scatter");
+  throw_parameter(ErrorKind::usage, std::string(what),
+                  ": unknown collective '" + std::string(text) + "'; use one of allreduce, broadcast, allgather, reduce-scatter");
 }
+
+std::span<const AlgorithmDescriptor* const> algorithm_table() { return kTable; }
+std::span<const Collective> all_collectives() { return kCollectives; }
 
 std::vector<std::string> algorithm_names(Collective c) {
   std::vector<std::string> names;
-  for (const Entry& e : kTable) {
-    if (e.collective == c) names.emplace_back(e.name);
+  for (const AlgorithmDescriptor* d : kTable) {
+    if (d->collective == c) names.emplace_back(d->name);
   }
   return names;
 }
 
-std::unique_ptr<Algorithm> make_algorithm(Collective c, std::string_view name, std::string_view what) {
-  for (const Entry& e : kTable) {
-    if (e.collective == c && e.name == name) return e.make();
+std::string algorithm_list(Collective c) {
+  std::string list;
+  for (const auto& n : algorithm_names(c)) list += (list.empty() ? "" : ", ") + n;
+  return list;
+}
+
+const AlgorithmDescriptor& find_algorithm(Collective c, std::string_view name, std::string_view parameter) {
+  for (const AlgorithmDescriptor* d : kTable) {
+    if (d->collective == c && d->name == name) return *d;
   }
-  std::string valid;
-  for (const auto& n : algorithm_names(c)) valid += (valid.empty() ? "" : ", ") + n;
-  throw_usage(std::string(what) + ": unknown " + std::string(name_of(c)) + " algorithm '" + std::string(name) +
-              "'; use one of " + valid);
+  throw_parameter(ErrorKind::usage, std::string(parameter),
+                  ": unknown " + std::string(name_of(c)) + " algorithm '" + std::string(name) + "'; use one of " +
+                      algorithm_list(c));
+}
+
+std::unique_ptr<Algorithm> make_algorithm(Collective c, std::string_view name, std::string_view parameter) {
+  return find_algorithm(c, name, parameter).make();
 }
 
 void PointToPointAlgorithm::run(comm::Communicator& comm, const void* send, void* recv, std::size_t count,
                                 comm::DataType type, comm::ReduceOp op, int root) {
   if (comm.memory_space() != comm::MemorySpace::host) {
-    throw_usage("--algo " + std::string(name()) + ": this algorithm reduces and copies on the CPU and needs host "
-                "memory, but backend " + comm.backend() + " keeps buffers on the GPU; use --algo library");
+    throw_parameter(ErrorKind::usage, "algorithm",
+                    std::string(name()) + ": this algorithm reduces and copies on the CPU and needs host memory, "
+                    "but backend " + comm.backend() + " keeps buffers on the GPU; use the library algorithm");
   }
   if (count == 0) return;
   if (comm.size() == 1) {

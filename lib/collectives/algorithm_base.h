@@ -117,20 +117,14 @@ class PointToPointAlgorithm : public AlgorithmBase {
                         comm::DataType type, comm::ReduceOp op, int root) = 0;
 };
 
-// One factory per algorithm file; algorithm.cpp's table lists them.
-std::unique_ptr<Algorithm> make_library(Collective c);
-std::unique_ptr<Algorithm> make_allreduce_ring();
-std::unique_ptr<Algorithm> make_allreduce_tree();
-std::unique_ptr<Algorithm> make_allreduce_tree_pipelined();
-std::unique_ptr<Algorithm> make_allreduce_recursive_doubling();
-std::unique_ptr<Algorithm> make_allreduce_rabenseifner();
-std::unique_ptr<Algorithm> make_allreduce_naive();
-std::unique_ptr<Algorithm> make_broadcast_naive();
-std::unique_ptr<Algorithm> make_broadcast_tree();
-std::unique_ptr<Algorithm> make_broadcast_ring();
-std::unique_ptr<Algorithm> make_allgather_ring();
-std::unique_ptr<Algorithm> make_allgather_recursive_doubling();
-std::unique_ptr<Algorithm> make_reduce_scatter_ring();
+// One descriptor per algorithm, each defined in its algorithm's file; algorithm.cpp's table
+// lists them.
+extern const AlgorithmDescriptor kAllreduceLibrary, kBroadcastLibrary, kAllgatherLibrary, kReduceScatterLibrary;
+extern const AlgorithmDescriptor kAllreduceRing, kAllreduceTree, kAllreduceTreePipelined,
+    kAllreduceRecursiveDoubling, kAllreduceRabenseifner, kAllreduceNaive;
+extern const AlgorithmDescriptor kBroadcastNaive, kBroadcastTree, kBroadcastRing;
+extern const AlgorithmDescriptor kAllgatherRing, kAllgatherRecursiveDoubling;
+extern const AlgorithmDescriptor kReduceScatterRing;
 
 // Message tags, one per algorithm, so a mismatch between ranks shows up as an error rather than
 // as one algorithm's message consumed by another.

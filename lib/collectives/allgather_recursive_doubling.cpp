@@ -4,6 +4,7 @@
 // block to the odd one, so new rank v holds the contiguous blocks [first(v), first(v+1)) with
 // first(v) = 2v below rem and v + rem above; at the end the odd rank hands the whole result back.
 #include "collectives/algorithm_base.h"
+#include "collectives/cost_formulas.h"
 
 namespace scalelab::collectives {
 namespace {
@@ -49,8 +50,21 @@ class RecursiveDoublingAllgather final : public PointToPointAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_allgather_recursive_doubling() {
-  return std::make_unique<RecursiveDoublingAllgather>();
+double recursive_doubling_allgather(double n, int p, const Costs& c) {
+  if (p < 2 || n <= 0) return 0.0;
+  double t = 0;
+  double m = n / p;
+  for (int s = 1; s < p; s *= 2, m *= 2) t += c.message(m);
+  return t;
 }
+
+namespace {
+double cost(double n, int p, const Costs& c) { return recursive_doubling_allgather(n, p, c); }
+std::unique_ptr<Algorithm> make() { return std::make_unique<RecursiveDoublingAllgather>(); }
+}  // namespace
+
+const AlgorithmDescriptor kAllgatherRecursiveDoubling{
+    Collective::allgather, "recursive_doubling", "log2(p) rounds, each swapping everything gathered so far",
+    "Open MPI's recursive doubling allgather", NcclAnalogue::none, &make, &cost, 0, ""};
 
 }  // namespace scalelab::collectives

@@ -2,6 +2,7 @@
 // (its own at step 0) and receives block (r - s - 1) straight into place. Each rank sends and
 // receives (p-1)/p of the result: the bandwidth lower bound. No scratch.
 #include "collectives/algorithm_base.h"
+#include "collectives/cost_formulas.h"
 
 namespace scalelab::collectives {
 namespace {
@@ -26,6 +27,18 @@ class RingAllgather final : public PointToPointAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_allgather_ring() { return std::make_unique<RingAllgather>(); }
+double ring_allgather(double n, int p, const Costs& c) {
+  if (p < 2 || n <= 0) return 0.0;
+  return (p - 1) * c.message(n / p);
+}
+
+namespace {
+double cost(double n, int p, const Costs& c) { return ring_allgather(n, p, c); }
+std::unique_ptr<Algorithm> make() { return std::make_unique<RingAllgather>(); }
+}  // namespace
+
+const AlgorithmDescriptor kAllgatherRing{
+    Collective::allgather, "ring", "p-1 steps around the ring, each forwarding one block",
+    "NCCL's Ring allgather; Open MPI's ring allgather", NcclAnalogue::ring, &make, &cost, 0, ""};
 
 }  // namespace scalelab::collectives

@@ -2,6 +2,7 @@
 // combines them and sends the result back to each. Rank 0 moves 2 (p-1) n bytes through one link
 // while the others idle, so the time grows linearly with p: the bottleneck the ring removes.
 #include "collectives/algorithm_base.h"
+#include "collectives/cost_formulas.h"
 
 namespace scalelab::collectives {
 namespace {
@@ -34,6 +35,19 @@ class NaiveAllreduce final : public PointToPointAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_allreduce_naive() { return std::make_unique<NaiveAllreduce>(); }
+double naive_allreduce(double n, int p, const Costs& c) {
+  if (p < 2 || n <= 0) return 0.0;
+  return (p - 1) * (c.message(n) + c.reduce(n)) + (p - 1) * c.message(n);
+}
+
+namespace {
+double cost(double n, int p, const Costs& c) { return naive_allreduce(n, p, c); }
+std::unique_ptr<Algorithm> make() { return std::make_unique<NaiveAllreduce>(); }
+}  // namespace
+
+const AlgorithmDescriptor kAllreduceNaive{
+    Collective::allreduce, "naive", "every rank sends to rank 0, which reduces and sends the result back",
+    "a parameter server; Open MPI's basic_linear (coll/tuned algorithm 1)", NcclAnalogue::none, &make, &cost, 0,
+    ""};
 
 }  // namespace scalelab::collectives

@@ -8,6 +8,8 @@
 //   doubling, m = 1 .. pof2/2: swap owned ranges with the partner; each round doubles them.
 // Non-powers of two fold the extra ranks in first (Fold).
 #include "collectives/algorithm_base.h"
+#include "collectives/cost_formulas.h"
+#include "collectives/cost_parts.h"
 
 namespace scalelab::collectives {
 namespace {
@@ -73,6 +75,28 @@ class RabenseifnerAllreduce final : public PointToPointAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_allreduce_rabenseifner() { return std::make_unique<RabenseifnerAllreduce>(); }
+double rabenseifner_allreduce(double n, int p, const Costs& c) {
+  if (p < 2 || n <= 0) return 0.0;
+  const int k = cost_parts::floor_log2(p);
+  double t = 0;
+  double m = n;
+  for (int s = 0; s < k; ++s) {
+    m /= 2;
+    t += c.message(m) + c.reduce(m) + c.message(m);  // halving step, and its doubling mirror
+  }
+  if ((1 << k) != p) t += c.message(n) + c.reduce(n) + c.message(n);
+  return t;
+}
+
+namespace {
+double cost(double n, int p, const Costs& c) { return rabenseifner_allreduce(n, p, c); }
+std::unique_ptr<Algorithm> make() { return std::make_unique<RabenseifnerAllreduce>(); }
+}  // namespace
+
+const AlgorithmDescriptor kAllreduceRabenseifner{
+    Collective::allreduce, "rabenseifner",
+    "reduce-scatter by recursive halving, allgather by recursive doubling: 2 log2(p) rounds",
+    "Open MPI's Rabenseifner (coll/tuned algorithm 6), its choice for large buffers", NcclAnalogue::none, &make,
+    &cost, 0, ""};
 
 }  // namespace scalelab::collectives

@@ -3,6 +3,8 @@
 // messages (good for small buffers), but every round moves the whole buffer: lg p * n bytes.
 // Non-powers of two fold the extra ranks in first and hand them the result at the end (Fold).
 #include "collectives/algorithm_base.h"
+#include "collectives/cost_formulas.h"
+#include "collectives/cost_parts.h"
 
 namespace scalelab::collectives {
 namespace {
@@ -45,8 +47,23 @@ class RecursiveDoublingAllreduce final : public PointToPointAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_allreduce_recursive_doubling() {
-  return std::make_unique<RecursiveDoublingAllreduce>();
+double recursive_doubling_allreduce(double n, int p, const Costs& c) {
+  if (p < 2 || n <= 0) return 0.0;
+  const int k = cost_parts::floor_log2(p);
+  double t = k * (c.message(n) + c.reduce(n));
+  // Ranks beyond the largest power of two fold their data in first and get the result last.
+  if ((1 << k) != p) t += c.message(n) + c.reduce(n) + c.message(n);
+  return t;
 }
+
+namespace {
+double cost(double n, int p, const Costs& c) { return recursive_doubling_allreduce(n, p, c); }
+std::unique_ptr<Algorithm> make() { return std::make_unique<RecursiveDoublingAllreduce>(); }
+}  // namespace
+
+const AlgorithmDescriptor kAllreduceRecursiveDoubling{
+    Collective::allreduce, "recursive_doubling", "log2(p) rounds, each swapping the whole buffer with a partner",
+    "Open MPI's recursive doubling (coll/tuned algorithm 3), its choice for small buffers", NcclAnalogue::none,
+    &make, &cost, 0, ""};
 
 }  // namespace scalelab::collectives

@@ -13,6 +13,9 @@
 // place, the first reduction of each block reads the send buffer directly, so no initial copy
 // of the input is made.
 #include "collectives/algorithm_base.h"
+#include "collectives/cost_formulas.h"
+
+#include <cmath>
 
 namespace scalelab::collectives {
 namespace {
@@ -69,6 +72,23 @@ class RingAllreduce final : public PointToPointAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_allreduce_ring() { return std::make_unique<RingAllreduce>(); }
+double ring_allreduce(double n, int p, const Costs& c, double segment) {
+  return ring_reduce_scatter(n, p, c, segment) + ring_allgather(n, p, c);
+}
+
+namespace {
+// The segment exchange() uses for blocks of `block` bytes.
+double implementation_segment(double block) {
+  return std::max(static_cast<double>(kMinSegmentBytes), std::ceil(block / static_cast<double>(kMaxSegments)));
+}
+double cost(double n, int p, const Costs& c) { return p < 2 ? 0.0 : ring_allreduce(n, p, c, implementation_segment(n / p)); }
+std::unique_ptr<Algorithm> make() { return std::make_unique<RingAllreduce>(); }
+}  // namespace
+
+const AlgorithmDescriptor kAllreduceRing{
+    Collective::allreduce, "ring",
+    "reduce-scatter then allgather around the ring: 2(p-1) steps, 2(p-1)/p of the buffer per rank",
+    "NCCL's Ring; Open MPI's ring (coll/tuned algorithm 4)", NcclAnalogue::ring, &make, &cost, kMinSegmentBytes,
+    "blocks over 1 MiB go in at most 4 segments"};
 
 }  // namespace scalelab::collectives

@@ -12,6 +12,8 @@
 // broadcast segment by segment, so different levels of the tree work on different segments at
 // once (the idea behind NCCL's tree algorithm). The scratch buffer holds one segment.
 #include "collectives/algorithm_base.h"
+#include "collectives/cost_formulas.h"
+#include "collectives/cost_parts.h"
 
 namespace scalelab::collectives {
 namespace {
@@ -63,9 +65,28 @@ class TreeAllreduce final : public PointToPointAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_allreduce_tree() { return std::make_unique<TreeAllreduce>("tree", 0); }
-std::unique_ptr<Algorithm> make_allreduce_tree_pipelined() {
+double tree_allreduce(double n, int p, const Costs& c, double segment) {
+  return cost_parts::pipelined_tree(n, p, c, segment, /*reduce=*/true);
+}
+
+namespace {
+double whole_cost(double n, int p, const Costs& c) { return tree_allreduce(n, p, c); }
+double pipelined_cost(double n, int p, const Costs& c) {
+  return tree_allreduce(n, p, c, static_cast<double>(kPipelineSegmentBytes));
+}
+std::unique_ptr<Algorithm> make_whole() { return std::make_unique<TreeAllreduce>("tree", 0); }
+std::unique_ptr<Algorithm> make_pipelined() {
   return std::make_unique<TreeAllreduce>("tree_pipelined", kPipelineSegmentBytes);
 }
+}  // namespace
+
+const AlgorithmDescriptor kAllreduceTree{
+    Collective::allreduce, "tree", "binary tree: reduce up to rank 0, broadcast down; whole buffer per edge",
+    "NCCL's Tree (across nodes); Open MPI's binary tree", NcclAnalogue::tree, &make_whole, &whole_cost, 0, ""};
+const AlgorithmDescriptor kAllreduceTreePipelined{
+    Collective::allreduce, "tree_pipelined",
+    "binary tree with the buffer in segments, so every level of the tree works at once",
+    "NCCL's Tree (across nodes), which pipelines chunks the same way", NcclAnalogue::tree, &make_pipelined,
+    &pipelined_cost, kPipelineSegmentBytes, "128 KiB segments"};
 
 }  // namespace scalelab::collectives

@@ -2,6 +2,7 @@
 // messages leave one rank, so the time grows linearly with p; the tree and the ring fix that.
 // Like every broadcast here: the root's data comes from `send`, the result lands in `recv`.
 #include "collectives/algorithm_base.h"
+#include "collectives/cost_formulas.h"
 
 namespace scalelab::collectives {
 namespace {
@@ -28,6 +29,18 @@ class NaiveBroadcast final : public PointToPointAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_broadcast_naive() { return std::make_unique<NaiveBroadcast>(); }
+double naive_broadcast(double n, int p, const Costs& c) {
+  if (p < 2 || n <= 0) return 0.0;
+  return (p - 1) * c.message(n);
+}
+
+namespace {
+double cost(double n, int p, const Costs& c) { return naive_broadcast(n, p, c); }
+std::unique_ptr<Algorithm> make() { return std::make_unique<NaiveBroadcast>(); }
+}  // namespace
+
+const AlgorithmDescriptor kBroadcastNaive{
+    Collective::broadcast, "naive", "the root sends the whole buffer to every other rank in turn",
+    "Open MPI's basic_linear broadcast", NcclAnalogue::none, &make, &cost, 0, ""};
 
 }  // namespace scalelab::collectives

@@ -2,6 +2,8 @@
 // segments so every link of the chain is busy at once. For large buffers the time approaches
 // n / B plus (p-2) segment times, independent of p: why NCCL broadcasts along rings.
 #include "collectives/algorithm_base.h"
+#include "collectives/cost_formulas.h"
+#include "collectives/cost_parts.h"
 
 namespace scalelab::collectives {
 namespace {
@@ -32,6 +34,20 @@ class RingBroadcast final : public PointToPointAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_broadcast_ring() { return std::make_unique<RingBroadcast>(); }
+double ring_broadcast(double n, int p, const Costs& c, double segment) {
+  if (p < 2 || n <= 0) return 0.0;
+  // A pipeline along the ring: the first piece takes p-1 hops, then one piece per hop time.
+  const cost_parts::Cut k = cost_parts::cut(n, segment);
+  return (p - 2 + k.pieces) * c.message(k.piece);
+}
+
+namespace {
+double cost(double n, int p, const Costs& c) { return ring_broadcast(n, p, c, static_cast<double>(kSegmentBytes)); }
+std::unique_ptr<Algorithm> make() { return std::make_unique<RingBroadcast>(); }
+}  // namespace
+
+const AlgorithmDescriptor kBroadcastRing{
+    Collective::broadcast, "ring", "a pipelined chain from the root: every link busy at once",
+    "NCCL's Ring broadcast", NcclAnalogue::ring, &make, &cost, kSegmentBytes, "256 KiB segments"};
 
 }  // namespace scalelab::collectives

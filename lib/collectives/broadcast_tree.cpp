@@ -3,6 +3,8 @@
 // broadcast takes ceil(log2 p) rounds of whole-buffer messages. Ranks are renumbered relative to
 // the root (v = rank - root mod p); v receives from v with its lowest set bit cleared.
 #include "collectives/algorithm_base.h"
+#include "collectives/cost_formulas.h"
+#include "collectives/cost_parts.h"
 
 namespace scalelab::collectives {
 namespace {
@@ -34,6 +36,20 @@ class TreeBroadcast final : public PointToPointAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_broadcast_tree() { return std::make_unique<TreeBroadcast>(); }
+double binomial_broadcast(double n, int p, const Costs& c) {
+  if (p < 2 || n <= 0) return 0.0;
+  // The root sends in every round, so the last holder has the data after ceil(log2 p) messages.
+  const int k = cost_parts::floor_log2(p);
+  return ((1 << k) == p ? k : k + 1) * c.message(n);
+}
+
+namespace {
+double cost(double n, int p, const Costs& c) { return binomial_broadcast(n, p, c); }
+std::unique_ptr<Algorithm> make() { return std::make_unique<TreeBroadcast>(); }
+}  // namespace
+
+const AlgorithmDescriptor kBroadcastTree{
+    Collective::broadcast, "tree", "binomial tree: the ranks holding the data double every round",
+    "Open MPI's binomial broadcast", NcclAnalogue::none, &make, &cost, 0, ""};
 
 }  // namespace scalelab::collectives

@@ -27,6 +27,22 @@ class Library final : public AlgorithmBase {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_library(Collective c) { return std::make_unique<Library>(c); }
+namespace {
+std::unique_ptr<Algorithm> make_allreduce() { return std::make_unique<Library>(Collective::allreduce); }
+std::unique_ptr<Algorithm> make_broadcast() { return std::make_unique<Library>(Collective::broadcast); }
+std::unique_ptr<Algorithm> make_allgather() { return std::make_unique<Library>(Collective::allgather); }
+std::unique_ptr<Algorithm> make_reduce_scatter() { return std::make_unique<Library>(Collective::reduce_scatter); }
+constexpr std::string_view kSummary = "the backend's own collective call (MPI's or NCCL's)";
+constexpr std::string_view kAnalogue = "Open MPI's decision rules or NCCL's tuner, choosing per size and rank count";
+}  // namespace
+
+const AlgorithmDescriptor kAllreduceLibrary{Collective::allreduce, "library", kSummary, kAnalogue,
+                                            NcclAnalogue::none, &make_allreduce, nullptr, 0, ""};
+const AlgorithmDescriptor kBroadcastLibrary{Collective::broadcast, "library", kSummary, kAnalogue,
+                                            NcclAnalogue::none, &make_broadcast, nullptr, 0, ""};
+const AlgorithmDescriptor kAllgatherLibrary{Collective::allgather, "library", kSummary, kAnalogue,
+                                            NcclAnalogue::none, &make_allgather, nullptr, 0, ""};
+const AlgorithmDescriptor kReduceScatterLibrary{Collective::reduce_scatter, "library", kSummary, kAnalogue,
+                                                NcclAnalogue::none, &make_reduce_scatter, nullptr, 0, ""};
 
 }  // namespace scalelab::collectives

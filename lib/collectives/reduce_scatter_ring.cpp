@@ -4,6 +4,8 @@
 // sends (p-1)/p of the input: the bandwidth lower bound, and the first half of the ring allreduce.
 // Scratch: two blocks (the partial being forwarded and the one arriving).
 #include "collectives/algorithm_base.h"
+#include "collectives/cost_formulas.h"
+#include "collectives/cost_parts.h"
 
 namespace scalelab::collectives {
 namespace {
@@ -33,6 +35,19 @@ class RingReduceScatter final : public PointToPointAlgorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_reduce_scatter_ring() { return std::make_unique<RingReduceScatter>(); }
+double ring_reduce_scatter(double n, int p, const Costs& c, double segment) {
+  if (p < 2 || n <= 0) return 0.0;
+  const cost_parts::Cut k = cost_parts::cut(n / p, segment);
+  return (p - 1) * k.pieces * (c.message(k.piece) + c.reduce(k.piece));
+}
+
+namespace {
+double cost(double n, int p, const Costs& c) { return ring_reduce_scatter(n, p, c); }
+std::unique_ptr<Algorithm> make() { return std::make_unique<RingReduceScatter>(); }
+}  // namespace
+
+const AlgorithmDescriptor kReduceScatterRing{
+    Collective::reduce_scatter, "ring", "p-1 steps around the ring, each adding one block and passing it on",
+    "NCCL's Ring reduce-scatter; the first half of the ring allreduce", NcclAnalogue::ring, &make, &cost, 0, ""};
 
 }  // namespace scalelab::collectives

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
-#include "model/formulas.h"
-
 namespace scalelab::model {
+
+double bus_factor(collectives::Collective c, int p) { return p < 2 ? 1.0 : collectives::busbw_factor(c, p); }
 
 namespace {
 

@@ -22,6 +22,10 @@ namespace scalelab::model {
 enum class NcclAlgo { ring, tree, nvls };
 [[nodiscard]] std::string_view name_of(NcclAlgo a);
 
+// nccl-tests' bus-bandwidth factor (collectives::busbw_factor), taken as 1 below two ranks so
+// the model can convert between algbw and busbw without dividing by zero.
+[[nodiscard]] double bus_factor(collectives::Collective c, int p);
+
 struct NcclEstimate {
   NcclAlgo algo = NcclAlgo::ring;
   topo::Protocol protocol = topo::Protocol::simple;

@@ -1,9 +1,11 @@
 // Open MPI 4.1 allreduce decision and costs (see openmpi.h and docs/cost-model.md).
 #include "model/openmpi.h"
 
-#include "model/formulas.h"
+#include "collectives/cost_formulas.h"
 
 namespace scalelab::model {
+
+using namespace collectives;  // the cost formulas
 
 OmpiAllreduce openmpi_allreduce_choice(double b, int p) {
   using A = OmpiAllreduce;
@@ -58,6 +60,24 @@ double openmpi_allreduce(double n, int p, const Costs& c, bool in_place) {
     case OmpiAllreduce::nonoverlapping:
     case OmpiAllreduce::basic_linear:
       return copy_in + tree_allreduce(n, p, c);
+  }
+  return 0.0;
+}
+
+double openmpi_collective(Collective c, double n, int p, const Costs& costs, bool in_place, std::string& detail) {
+  switch (c) {
+    case Collective::allreduce:
+      detail = "Open MPI " + name_of(openmpi_allreduce_choice(n, p));
+      return openmpi_allreduce(n, p, costs, in_place);
+    case Collective::broadcast:
+      detail = "Open MPI (modelled as a binomial tree)";
+      return binomial_broadcast(n, p, costs);
+    case Collective::allgather:
+      detail = "Open MPI (modelled as a ring)";
+      return ring_allgather(n, p, costs);
+    case Collective::reduce_scatter:
+      detail = "Open MPI (modelled as a ring)";
+      return ring_reduce_scatter(n, p, costs);
   }
   return 0.0;
 }

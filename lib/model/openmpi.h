@@ -7,7 +7,8 @@
 #pragma once
 #include <string>
 
-#include "model/costs.h"
+#include "collectives/algorithm.h"
+#include "collectives/costs.h"
 
 namespace scalelab::model {
 
@@ -15,7 +16,14 @@ enum class OmpiAllreduce { basic_linear = 1, nonoverlapping = 2, recursive_doubl
 
 [[nodiscard]] OmpiAllreduce openmpi_allreduce_choice(double bytes, int p);
 [[nodiscard]] std::string name_of(OmpiAllreduce a);  // "rabenseifner"
+using collectives::Costs;
+
 // Time of one MPI_Allreduce of n bytes over p ranks.
 [[nodiscard]] double openmpi_allreduce(double n, int p, const Costs& c, bool in_place = false);
+// Time of the library's (Open MPI's) call for any collective, and how it was modelled in words
+// (`detail`): allreduce as above; broadcast as a binomial tree; allgather and reduce-scatter as
+// rings.
+[[nodiscard]] double openmpi_collective(collectives::Collective c, double n, int p, const Costs& costs,
+                                        bool in_place, std::string& detail);
 
 }  // namespace scalelab::model

@@ -1,5 +1,6 @@
-// Predictor (see predict.h): dispatches each algorithm to its formula (model/formulas.h) with
-// the costs of the place it runs on.
+// Predictor (see predict.h): prices each algorithm with its own cost formula (its descriptor,
+// collectives/algorithm.h) over the costs of the place it runs on, or with the model of the
+// library that runs it (Open MPI's choices, NCCL's tuner).
 #include "model/predict.h"
 
 #include <algorithm>
@@ -8,7 +9,6 @@
 #include <limits>
 
 #include "core/error.h"
-#include "model/formulas.h"
 #include "model/openmpi.h"
 
 namespace scalelab::model {
@@ -73,51 +73,27 @@ std::vector<std::string> Predictor::algorithms(Collective c) const {
 double Predictor::cpu_time(Collective c, const std::string& a, double n, bool in_place, std::string& detail) const {
   const int p = ranks_;
   const CpuCosts costs(*profile_, footprint(c, n, p));
-  const Segments seg = implementation_segments();
+  const collectives::AlgorithmDescriptor& d = collectives::find_algorithm(c, a);
+  if (d.is_library()) return openmpi_collective(c, n, p, costs, in_place, detail);
   detail = "calibrated " + a;
-  switch (c) {
-    case Collective::allreduce:
-      if (a == "ring") return ring_allreduce(n, p, costs, seg.ring_segment(n / p));
-      if (a == "tree") return tree_allreduce(n, p, costs);
-      if (a == "tree_pipelined") return tree_allreduce(n, p, costs, seg.tree_pipelined);
-      if (a == "recursive_doubling") return recursive_doubling_allreduce(n, p, costs);
-      if (a == "rabenseifner") return rabenseifner_allreduce(n, p, costs);
-      if (a == "naive") return naive_allreduce(n, p, costs);
-      if (a == "library") {
-        detail = "Open MPI " + name_of(openmpi_allreduce_choice(n, p));
-        return openmpi_allreduce(n, p, costs, in_place);
-      }
-      break;
-    case Collective::broadcast:
-      if (a == "ring") return ring_broadcast(n, p, costs, seg.broadcast_ring);
-      if (a == "tree") return tree_broadcast(n, p, costs);
-      if (a == "naive") return naive_broadcast(n, p, costs);
-      if (a == "library") { detail = "Open MPI (modelled as a binary tree)"; return tree_broadcast(n, p, costs); }
-      break;
-    case Collective::allgather:
-      if (a == "ring" || a == "library") return ring_allgather(n, p, costs);
-      if (a == "recursive_doubling") {
-        double t = 0, m = n / p;
-        for (int s = 1; s < p; s *= 2, m *= 2) t += costs.message(m);
-        return t;
-      }
-      break;
-    case Collective::reduce_scatter:
-      if (a == "ring" || a == "library") return ring_reduce_scatter(n, p, costs);
-      break;
-  }
-  detail = "no model";
-  return std::numeric_limits<double>::quiet_NaN();
+  return d.cost(n, p, costs);
 }
 
 double Predictor::gpu_time(Collective c, const std::string& a, std::optional<topo::Protocol> proto, double n,
                            std::string& detail) const {
   const GpuFabric& f = *gpu_;
+  // The library, NVLS, and the point-to-point algorithms that move data as one of NCCL's own
+  // (the ring; the tree across nodes) are priced by NCCL's tuning model.
   std::optional<NcclAlgo> na;
-  if (a == "ring") na = NcclAlgo::ring;
-  else if ((a == "tree" || a == "tree_pipelined") && f.nodes > 1) na = NcclAlgo::tree;
-  else if (a == "nvls") na = NcclAlgo::nvls;
-  if (na || a == "library") {
+  const collectives::AlgorithmDescriptor* d = a == "nvls" ? nullptr : &collectives::find_algorithm(c, a);
+  if (d == nullptr) {
+    na = NcclAlgo::nvls;
+  } else if (d->nccl == collectives::NcclAnalogue::ring) {
+    na = NcclAlgo::ring;
+  } else if (d->nccl == collectives::NcclAnalogue::tree && f.nodes > 1) {
+    na = NcclAlgo::tree;
+  }
+  if (na || d->is_library()) {
     const NcclEstimate e = nccl_best(f, c, n, na, proto);
     if (!e.available) {
       detail = "not available here";
@@ -126,20 +102,8 @@ double Predictor::gpu_time(Collective c, const std::string& a, std::optional<top
     detail = "NCCL " + std::string(name_of(e.algo)) + ", " + std::string(topo::name_of(e.protocol));
     return e.time_s;
   }
-  const GpuCosts costs(f);
-  const int p = f.ranks;
   detail = "alpha-beta over the slowest pair route";
-  if (c == Collective::allreduce) {
-    if (a == "recursive_doubling") return recursive_doubling_allreduce(n, p, costs);
-    if (a == "rabenseifner") return rabenseifner_allreduce(n, p, costs);
-    if (a == "naive") return naive_allreduce(n, p, costs);
-    if (a == "tree") return tree_allreduce(n, p, costs);
-    if (a == "tree_pipelined") return tree_allreduce(n, p, costs, implementation_segments().tree_pipelined);
-  }
-  if (c == Collective::broadcast && a == "naive") return naive_broadcast(n, p, costs);
-  if (c == Collective::allgather && a == "recursive_doubling") return ring_allgather(n, p, costs);
-  detail = "no model";
-  return std::numeric_limits<double>::quiet_NaN();
+  return d->cost(n, f.ranks, GpuCosts(f));
 }
 
 Prediction Predictor::predict(Collective c, const std::string& algorithm, std::optional<topo::Protocol> protocol,
@@ -148,7 +112,8 @@ Prediction Predictor::predict(Collective c, const std::string& algorithm, std::o
   if (std::find(names.begin(), names.end(), algorithm) == names.end()) {
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw_usage("--algo " + algorithm + ": not an algorithm for " + std::string(collectives::name_of(c)) + "; use one of " + list);
+    throw_parameter(ErrorKind::usage, "algorithm",
+                    algorithm + ": not an algorithm for " + std::string(collectives::name_of(c)) + "; use one of " + list);
   }
   Prediction best;
   best.time_s = std::numeric_limits<double>::infinity();

@@ -37,7 +37,7 @@ class Predictor {
   Predictor(Profile profile, int ranks);
 
   // `algorithm`: a name from collectives::algorithm_names(c), "auto", or (GPUs) "nvls".
-  // Unknown names are usage errors naming --algo and the valid names.
+  // Unknown names are usage errors about parameter "algorithm" that list the valid names.
   [[nodiscard]] Prediction predict(collectives::Collective c, const std::string& algorithm,
                                    std::optional<topo::Protocol> protocol, double bytes, bool in_place = false) const;
   // The algorithms predict() accepts for a collective ("auto" first).

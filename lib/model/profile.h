@@ -5,7 +5,7 @@
 // (~/.cache/scalelab/this-machine.json, or $SCALELAB_PROFILE), or where --profile says.
 //
 //   Profile prof = load_profile(default_profile_path());
-//   CpuCosts costs(prof, /*footprint_bytes=*/2 * n);  // a model::Costs for formulas.h
+//   CpuCosts costs(prof, /*footprint_bytes=*/2 * n);  // collectives::Costs for the cost formulas
 //
 // Since schema_version 2 a profile also holds `gpu` (GpuCopies): the bandwidth test's pinned
 // host-device and device copy figures on a machine with a usable GPU, or why there are none.
@@ -17,10 +17,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "model/costs.h"
+#include "collectives/costs.h"
 #include "topo/machine.h"
 
 namespace scalelab::model {
+
+using collectives::Costs;
 
 // Time per call at each measured size (bytes ascending).
 struct SizeTable {

@@ -12,7 +12,7 @@ namespace scalelab::train {
 GradientAverager::GradientAverager(comm::Communicator& comm, const std::string& algorithm,
                                    std::size_t fusion_threshold_bytes, bool fp16, const nn::ParameterSet& params)
     : comm_(comm),
-      algo_(collectives::make_algorithm(collectives::Collective::allreduce, algorithm, "--algo")),
+      algo_(collectives::make_algorithm(collectives::Collective::allreduce, algorithm)),
       threshold_(fusion_threshold_bytes),
       fp16_(fp16) {
   const std::size_t total = params.size();

@@ -5,11 +5,14 @@
 
 #include <cmath>
 
-#include "model/formulas.h"
+#include "collectives/cost_formulas.h"
+#include "model/nccl.h"
 #include "model/openmpi.h"
 
 namespace scalelab::model {
 namespace {
+
+using namespace collectives;  // the cost formulas, AlphaBeta
 
 constexpr double a = 2e-6, b = 1.0 / 10e9, g = 1.0 / 20e9;
 const AlphaBeta kCosts(a, b, g);

@@ -1,5 +1,6 @@
-// What one rank pays for the primitives every collective algorithm is built from, the input of
-// model/formulas.h:
+// What one rank pays for the primitives every collective algorithm is built from: the input of
+// each algorithm's cost formula (AlgorithmDescriptor::cost, algorithm.h), which follows that
+// algorithm's own message pattern:
 //   message(m)  one exchange of m bytes with a peer (a send and a receive at once, as the ring
 //               and recursive doubling do; a lone send or receive costs the same here)
 //   reduce(m)   combining m bytes into the output (out = a + b)
@@ -7,11 +8,11 @@
 //   fresh(a, t) a temporary of a bytes allocated, t bytes of it touched, and freed, within the
 //               call: page faults when the allocator maps fresh pages for it; 0 when it reuses memory
 // AlphaBeta is the textbook model (Thakur, Rabenseifner, Gropp 2005): message = a + m b,
-// reduce = m g. The calibrated CPU model (model/profile.h) and the GPU route model (model/gpu.h)
-// implement the same interface, so each algorithm's formula exists once.
+// reduce = m g. The calibrated CPU model (model/profile.h) and the GPU fabric model
+// (model/predict.cpp) implement the same interface, so each algorithm's formula exists once.
 #pragma once
 
-namespace scalelab::model {
+namespace scalelab::collectives {
 
 class Costs {
  public:
@@ -34,4 +35,4 @@ class AlphaBeta final : public Costs {
   double a_, b_, g_, c_;
 };
 
-}  // namespace scalelab::model
+}  // namespace scalelab::collectives
