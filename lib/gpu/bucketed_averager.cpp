@@ -34,9 +34,8 @@ void check_nccl(ncclResult_t rc, const std::string& what) {
 
 }  // namespace
 
-BucketedAverager::BucketedAverager(comm::Communicator& comm, const nn::ParameterSet& layout, float* grads,
-                                   std::size_t bucket_bytes, bool fp16)
-    : comm_(comm), plan_(layout.params(), bucket_bytes), grads_(grads), fp16_(fp16) {
+BucketedAverager::BucketedAverager(comm::Communicator& comm, nn::StepPlan plan, float* grads)
+    : comm_(comm), plan_(std::move(plan)), grads_(grads) {
   const comm::NcclHandle h = comm::nccl_handle(comm);  // usage error unless the backend is nccl
   nccl_ = h.comm;
   device_ = h.device;
@@ -44,14 +43,14 @@ BucketedAverager::BucketedAverager(comm::Communicator& comm, const nn::Parameter
   pending_.resize(buckets);
   for (std::size_t k = 0; k < buckets; ++k) pending_[k] = plan_.buckets()[k].params();
   recorded_.assign(buckets, 0);
-  param_done_.assign(layout.count(), 0);
+  param_done_.assign(plan_.param_count(), 0);
   ready_.assign(buckets, nullptr);
   start_.assign(buckets, nullptr);
   end_.assign(buckets, nullptr);
   try {
     check_cuda(cudaSetDevice(device_), "cudaSetDevice(" + std::to_string(device_) + ")");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creation of the communication stream");
-    if (fp16_ && plan_.largest_count() > 0) {
+    if (fp16() && plan_.largest_count() > 0) {
       check_cuda(cudaMalloc(&wire_, plan_.largest_count() * 2), "cudaMalloc of the float16 wire buffer");
     }
     for (std::size_t k = 0; k < buckets; ++k) {
@@ -86,7 +85,7 @@ void BucketedAverager::release() noexcept {
 
 std::string BucketedAverager::describe() const {
   std::string s = plan_.describe();
-  s += fp16_ ? ", float16 on the wire (ncclSum of gradients pre-scaled by 1/size)" : ", ncclAvg in float32";
+  s += fp16() ? ", float16 on the wire (ncclSum of gradients pre-scaled by 1/size)" : ", ncclAvg in float32";
   s += ", launched as backward produces them";
   return s;
 }
@@ -119,7 +118,7 @@ void BucketedAverager::launch(std::size_t k) {
   float* g = grads_ + b.offset;
   check_cuda(cudaStreamWaitEvent(stream_, ready_[k], 0), "cudaStreamWaitEvent");
   check_cuda(cudaEventRecord(start_[k], stream_), "cudaEventRecord");
-  if (fp16_) {
+  if (fp16()) {
     const float scale = 1.0f / static_cast<float>(comm_.size());
     check_cuda(launch_scale_to_half(g, wire_, b.count, scale, stream_), "launch of the float16 conversion");
     check_nccl(ncclAllReduce(wire_, wire_, b.count, ncclFloat16, ncclSum, nccl_, stream_),

@@ -1,5 +1,5 @@
 // BucketedAverager: averages the flat device gradient buffer over every rank with NCCL, bucket
-// by bucket (nn/bucket_plan.h), each bucket's allreduce starting as soon as backward has
+// by bucket as a StepPlan says (nn/step_plan.h, the plan the CPU averager executes too), each bucket's allreduce starting as soon as backward has
 // produced all of its gradients, on a communication stream of its own, so that communication
 // overlaps the rest of backward (PyTorch DDP's reducer, Horovod's background allreduce).
 //
@@ -34,8 +34,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "nn/parameter.h"
-#include "nn/bucket_plan.h"
+#include "nn/step_plan.h"
 
 struct ncclComm;  // nccl.h: typedef struct ncclComm* ncclComm_t
 
@@ -52,16 +51,16 @@ struct AllreduceTiming {
 
 class BucketedAverager {
  public:
-  // comm: the nccl backend (comm/backends/nccl_communicator.h), else usage error. grads: the
-  // device gradient buffer of layout.size() floats. bucket_bytes: see BucketPlan.
-  BucketedAverager(comm::Communicator& comm, const nn::ParameterSet& layout, float* grads,
-                   std::size_t bucket_bytes, bool fp16);
+  // comm: the nccl backend (comm/backends/nccl_communicator.h), else usage error. plan: the
+  // buckets, their order and the wire precision. grads: the device gradient buffer of the
+  // plan's parameter set (every bucket's range inside it).
+  BucketedAverager(comm::Communicator& comm, nn::StepPlan plan, float* grads);
   ~BucketedAverager();
   BucketedAverager(const BucketedAverager&) = delete;
   BucketedAverager& operator=(const BucketedAverager&) = delete;
 
-  [[nodiscard]] const nn::BucketPlan& plan() const { return plan_; }
-  [[nodiscard]] bool fp16() const { return fp16_; }
+  [[nodiscard]] const nn::StepPlan& plan() const { return plan_; }
+  [[nodiscard]] bool fp16() const { return plan_.options().fp16_wire; }
   // "3 buckets of <= 25 MiB, ncclAvg in float32, overlapping backward"
   [[nodiscard]] std::string describe() const;
 
@@ -86,9 +85,8 @@ class BucketedAverager {
   comm::Communicator& comm_;
   ::ncclComm* nccl_ = nullptr;
   int device_ = 0;
-  nn::BucketPlan plan_;
+  nn::StepPlan plan_;
   float* grads_;
-  bool fp16_;
   cudaStream_t stream_ = nullptr;          // communication stream
   void* wire_ = nullptr;                   // fp16 wire buffer (largest bucket), device
   std::vector<std::size_t> pending_;       // per bucket: parameters not yet ready

@@ -26,4 +26,10 @@ std::unique_ptr<Engine> make_engine(const TrainConfig& config, comm::Communicato
   return std::make_unique<CpuEngine>(config, comm, sample_shape, classes);
 }
 
+nn::StepPlan make_step_plan(const TrainConfig& config, const nn::ParameterSet& params) {
+  return nn::StepPlan(params.params(), {.bucket_cap_bytes = config.fusion_threshold,
+                                        .fp16_wire = config.fp16_allreduce,
+                                        .backward_passes_per_step = config.backward_passes_per_step});
+}
+
 }  // namespace scalelab::train

@@ -23,6 +23,7 @@
 
 #include "comm/communicator.h"
 #include "nn/model.h"
+#include "nn/step_plan.h"
 #include "optim/optimizer.h"
 #include "train/config.h"
 
@@ -87,5 +88,9 @@ class Engine {
 void check_one_gpu_per_rank(int local_ranks, int gpus);
 // The devices --device accepts ("cpu", "cuda"), for usage messages; throws usage for others.
 void check_device_name(const std::string& device, const std::string& flag);
+
+// The gradient-averaging plan both engines execute (nn/step_plan.h), from the config's bucket
+// cap, wire precision and backward passes per step.
+[[nodiscard]] nn::StepPlan make_step_plan(const TrainConfig& config, const nn::ParameterSet& params);
 
 }  // namespace scalelab::train

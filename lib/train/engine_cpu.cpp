@@ -14,8 +14,7 @@ CpuEngine::CpuEngine(const TrainConfig& config, comm::Communicator& comm, const 
   model_->reserve(config.batch_size);
   optimizer_ = optim::make_optimizer(config.optimizer, config.optimizer_options);
   optimizer_->bind(model_->parameters());
-  averager_ = std::make_unique<GradientAverager>(comm, config.algo, config.fusion_threshold, config.fp16_allreduce,
-                                                 model_->parameters());
+  averager_ = std::make_unique<GradientAverager>(comm, config.algo, make_step_plan(config, model_->parameters()));
   dlogits_.resize(nn::Shape{config.batch_size, classes});
 }
 

@@ -62,8 +62,8 @@ CudaEngine::CudaEngine(const TrainConfig& config, comm::Communicator& comm, cons
     agreed = true;
     agree_set_up_succeeded(comm, nullptr);
     nccl_ = comm::make_nccl_communicator();
-    averager_ = std::make_unique<gpu::BucketedAverager>(*nccl_, model_->parameters(), device_model_->grads(),
-                                                        config.fusion_threshold, config.fp16_allreduce);
+    averager_ = std::make_unique<gpu::BucketedAverager>(*nccl_, make_step_plan(config, model_->parameters()),
+                                                        device_model_->grads());
 
     const std::size_t per_batch = batch_ * sample_.numel();
     images_host_ = std::make_unique<gpu::PinnedBuffer<float>>(per_batch, "the staged images");

@@ -17,7 +17,7 @@
 #include "core/error.h"
 #include "gpu/bucketed_averager_kernels.h"
 #include "test_bucketed_averager_check.h"
-#include "nn/bucket_plan.h"
+#include "nn/step_plan.h"
 
 namespace scalelab::gpu::test {
 namespace {
@@ -58,7 +58,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"several_buckets_backward", 256 << 10, false, ReadyOrder::backward},
                       Case{"several_buckets_forward_order", 256 << 10, false, ReadyOrder::forward},
                       Case{"several_buckets_only_finish", 256 << 10, false, ReadyOrder::only_finish},
-                      Case{"one_bucket", nn::kDefaultBucketBytes, false, ReadyOrder::backward},
+                      Case{"one_bucket", nn::kDefaultBucketCapBytes, false, ReadyOrder::backward},
                       Case{"one_per_tensor", 0, false, ReadyOrder::backward},
                       Case{"several_buckets_fp16", 256 << 10, true, ReadyOrder::backward},
                       Case{"one_per_tensor_fp16", 0, true, ReadyOrder::forward}),
@@ -99,7 +99,7 @@ TEST(BucketedAveragerChecks, NeedsTheNcclBackend) {
   auto layout = averager_layout();
   comm::run_local(1, [&](comm::Communicator& comm) {
     try {
-      BucketedAverager avg(comm, *layout, nullptr, nn::kDefaultBucketBytes, false);
+      BucketedAverager avg(comm, nn::StepPlan(layout->params(), {}), nullptr);
       FAIL() << "a local communicator was accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::usage);

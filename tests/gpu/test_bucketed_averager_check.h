@@ -58,7 +58,7 @@ inline void check_averaging(comm::Communicator& comm, std::size_t bucket_bytes, 
   ASSERT_EQ(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), cudaSuccess);
   std::vector<float> host(n), back(n);
   {
-    BucketedAverager avg(comm, *layout, grads, bucket_bytes, fp16);
+    BucketedAverager avg(comm, nn::StepPlan(layout->params(), {.bucket_cap_bytes = bucket_bytes, .fp16_wire = fp16}), grads);
     for (int step = 0; step < 2; ++step) {
       for (std::size_t i = 0; i < n; ++i) host[i] = grad_of(comm.rank(), step, i);
       ASSERT_EQ(cudaMemsetAsync(grads, 0xFF, n * sizeof(float), compute), cudaSuccess);  // NaN

@@ -1,4 +1,4 @@
-// BucketPlan (nn/bucket_plan.h): reverse declaration order, one contiguous range per bucket,
+// StepPlan (nn/step_plan.h): reverse declaration order, one contiguous range per bucket,
 // the byte cap (a tensor over it alone, cap 0 = one bucket per tensor), checked by hand on small
 // layouts and by the properties that define greedy packing on random ones.
 #include <gtest/gtest.h>
@@ -10,11 +10,13 @@
 
 #include "core/error.h"
 #include "nn/parameter.h"
-#include "nn/bucket_plan.h"
+#include "nn/step_plan.h"
 
 using namespace scalelab;
 
 namespace {
+
+nn::AveragingOptions with_cap(std::size_t bytes) { return {.bucket_cap_bytes = bytes}; }
 
 // A finalized parameter set with one 1-D tensor per entry of `sizes` (floats), all weights.
 std::unique_ptr<nn::ParameterSet> layout(const std::vector<std::size_t>& sizes) {
@@ -36,8 +38,8 @@ std::size_t tensor_bytes(const nn::ParameterSet& set, const nn::Bucket& b) {
 
 // Every property a greedy reverse-order packing with cap `cap` must have.
 void check_plan(const nn::ParameterSet& set, std::size_t cap) {
-  const nn::BucketPlan plan(set.params(), cap);
-  ASSERT_EQ(plan.bucket_bytes(), cap);
+  const nn::StepPlan plan(set.params(), with_cap(cap));
+  ASSERT_EQ(plan.options().bucket_cap_bytes, cap);
   if (set.count() == 0) {
     EXPECT_EQ(plan.size(), 0u);
     return;
@@ -68,11 +70,11 @@ void check_plan(const nn::ParameterSet& set, std::size_t cap) {
   EXPECT_EQ(plan.largest_count(), largest);
 }
 
-TEST(BucketPlan, PacksInReverseDeclarationOrder) {
+TEST(StepPlan, PacksInReverseDeclarationOrder) {
   // 4 tensors of 100, 200, 300, 400 floats = 400, 800, 1200, 1600 bytes; cap 2000 bytes:
   // reverse order 1600 | 1200+800 (2000) | 400.
   auto set = layout({100, 200, 300, 400});
-  const nn::BucketPlan plan(set->params(), 2000);
+  const nn::StepPlan plan(set->params(), with_cap(2000));
   ASSERT_EQ(plan.size(), 3u);
   EXPECT_EQ(plan.buckets()[0].first_param, 3u);
   EXPECT_EQ(plan.buckets()[0].last_param, 3u);
@@ -88,19 +90,19 @@ TEST(BucketPlan, PacksInReverseDeclarationOrder) {
   check_plan(*set, 2000);
 }
 
-TEST(BucketPlan, LargeCapGivesOneBucketOverTheWholeBuffer) {
+TEST(StepPlan, LargeCapGivesOneBucketOverTheWholeBuffer) {
   auto set = layout({10, 33, 7, 1000});
-  const nn::BucketPlan plan(set->params(), nn::kDefaultBucketBytes);
+  const nn::StepPlan plan(set->params(), with_cap(nn::kDefaultBucketCapBytes));
   ASSERT_EQ(plan.size(), 1u);
   EXPECT_EQ(plan.buckets()[0].offset, 0u);
   EXPECT_EQ(plan.buckets()[0].count, set->size());
   EXPECT_EQ(plan.buckets()[0].params(), 4u);
 }
 
-TEST(BucketPlan, TensorOverTheCapGetsABucketOfItsOwn) {
+TEST(StepPlan, TensorOverTheCapGetsABucketOfItsOwn) {
   // 64 KiB cap; the middle tensor is 1 MiB: it sits alone, its neighbours are not merged across it.
   auto set = layout({1000, 1000, 262144, 1000, 1000});
-  const nn::BucketPlan plan(set->params(), 64 << 10);
+  const nn::StepPlan plan(set->params(), with_cap(64 << 10));
   ASSERT_EQ(plan.size(), 3u);
   EXPECT_EQ(plan.buckets()[1].first_param, 2u);
   EXPECT_EQ(plan.buckets()[1].last_param, 2u);
@@ -109,15 +111,15 @@ TEST(BucketPlan, TensorOverTheCapGetsABucketOfItsOwn) {
   check_plan(*set, 64 << 10);
 }
 
-TEST(BucketPlan, ExactFitStaysInOneBucket) {
+TEST(StepPlan, ExactFitStaysInOneBucket) {
   auto set = layout({256, 256});  // 1 KiB each; 16-float aligned, no padding
-  EXPECT_EQ(nn::BucketPlan(set->params(), 2048).size(), 1u);
-  EXPECT_EQ(nn::BucketPlan(set->params(), 2047).size(), 2u);
+  EXPECT_EQ(nn::StepPlan(set->params(), with_cap(2048)).size(), 1u);
+  EXPECT_EQ(nn::StepPlan(set->params(), with_cap(2047)).size(), 2u);
 }
 
-TEST(BucketPlan, CapZeroGivesOneBucketPerTensor) {
+TEST(StepPlan, CapZeroGivesOneBucketPerTensor) {
   auto set = layout({5, 1, 17, 64, 3});
-  const nn::BucketPlan plan(set->params(), 0);
+  const nn::StepPlan plan(set->params(), with_cap(0));
   ASSERT_EQ(plan.size(), set->count());
   for (std::size_t k = 0; k < plan.size(); ++k) {
     const std::size_t p = set->count() - 1 - k;
@@ -127,13 +129,13 @@ TEST(BucketPlan, CapZeroGivesOneBucketPerTensor) {
   EXPECT_NE(plan.describe().find("one per tensor"), std::string::npos) << plan.describe();
 }
 
-TEST(BucketPlan, EmptyParameterListGivesNoBuckets) {
+TEST(StepPlan, EmptyParameterListGivesNoBuckets) {
   auto set = layout({});
   check_plan(*set, 1024);
-  EXPECT_EQ(nn::BucketPlan(set->params(), 1024).largest_count(), 0u);
+  EXPECT_EQ(nn::StepPlan(set->params(), with_cap(1024)).largest_count(), 0u);
 }
 
-TEST(BucketPlan, RandomLayoutsHaveTheGreedyProperties) {
+TEST(StepPlan, RandomLayoutsHaveTheGreedyProperties) {
   std::mt19937 rng(20261122);
   std::uniform_int_distribution<std::size_t> count(1, 40), size(1, 5000), cap_kib(0, 40);
   for (int trial = 0; trial < 200; ++trial) {
@@ -146,18 +148,50 @@ TEST(BucketPlan, RandomLayoutsHaveTheGreedyProperties) {
   }
 }
 
-TEST(BucketPlan, RejectsOverlappingOffsets) {
+TEST(StepPlan, RejectsOverlappingOffsets) {
   std::vector<nn::ParamInfo> params = {{"a", nn::Shape{10}, 0, 10, nn::ParamKind::weight},
                                        {"b", nn::Shape{10}, 5, 10, nn::ParamKind::bias}};
-  EXPECT_THROW(nn::BucketPlan(params, 1024), Error);
+  EXPECT_THROW(nn::StepPlan(params, with_cap(1024)), Error);
 }
 
-TEST(BucketPlan, DescribesCountAndSizes) {
+TEST(StepPlan, DescribesCountAndSizes) {
   auto set = layout({262144, 262144, 262144});  // 1 MiB each
-  const std::string d = nn::BucketPlan(set->params(), 2 << 20).describe();
+  const std::string d = nn::StepPlan(set->params(), with_cap(2 << 20)).describe();
   EXPECT_EQ(d, "2 buckets of <= 2 MiB (2.0 MiB, 1.0 MiB)");
   auto small = layout({100, 3000});  // 400 B, then 16-float alignment: 112 + 3000 floats in one bucket
-  EXPECT_EQ(nn::BucketPlan(small->params(), 1 << 20).describe(), "1 bucket of <= 1 MiB (12.2 KiB)");
+  EXPECT_EQ(nn::StepPlan(small->params(), with_cap(1 << 20)).describe(), "1 bucket of <= 1 MiB (12.2 KiB)");
+}
+
+TEST(StepPlan, CountsWireBytesInTheWirePrecisionAndTheCapInFloat32) {
+  auto set = layout({262144, 262144, 262144});  // 1 MiB each in float32
+  const nn::StepPlan f32(set->params(), {.bucket_cap_bytes = 2 << 20});
+  const nn::StepPlan f16(set->params(), {.bucket_cap_bytes = 2 << 20, .fp16_wire = true});
+  ASSERT_EQ(f32.size(), 2u);
+  ASSERT_EQ(f16.size(), 2u);  // float16 on the wire does not change how tensors are grouped
+  EXPECT_EQ(f32.wire_element_bytes(), 4u);
+  EXPECT_EQ(f16.wire_element_bytes(), 2u);
+  EXPECT_EQ(f32.wire_bytes(), 3u << 20);
+  EXPECT_EQ(f16.wire_bytes(), (3u << 20) / 2);
+  EXPECT_EQ(f32.wire_bytes(f32.buckets()[0]), 2u << 20);
+}
+
+TEST(StepPlan, ABucketIsReadyWhenItsLowestDeclaredParameterIs) {
+  auto set = layout({100, 100, 100, 100});
+  const nn::StepPlan plan(set->params(), with_cap(2 * 112 * sizeof(float)));  // two aligned tensors a bucket
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan.buckets()[0].first_param, 2u);  // backward reaches p3 then p2: bucket 0 complete at p2
+  EXPECT_EQ(plan.buckets()[1].first_param, 0u);
+}
+
+TEST(StepPlan, RejectsFewerThanOneBackwardPassPerStep) {
+  auto set = layout({10});
+  try {
+    (void)nn::StepPlan(set->params(), {.backward_passes_per_step = 0});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.parameter(), "backward_passes_per_step");
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// BucketPlan (nn/bucket_plan.h): the greedy reverse-order packing of gradients into buckets.
-#include "nn/bucket_plan.h"
+// StepPlan (nn/step_plan.h): the greedy reverse-order packing of gradients into buckets.
+#include "nn/step_plan.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,11 +9,16 @@
 
 namespace scalelab::nn {
 
-BucketPlan::BucketPlan(const std::vector<ParamInfo>& params, std::size_t bucket_bytes)
-    : cap_(bucket_bytes), bucket_of_(params.size(), 0) {
+StepPlan::StepPlan(const std::vector<ParamInfo>& params, const AveragingOptions& options)
+    : options_(options), bucket_of_(params.size(), 0) {
+  if (options_.backward_passes_per_step < 1) {
+    throw_parameter(ErrorKind::usage, "backward_passes_per_step",
+                    std::to_string(options_.backward_passes_per_step) + ": must be at least 1");
+  }
+  const std::size_t cap = options_.bucket_cap_bytes;
   for (std::size_t i = 1; i < params.size(); ++i) {
     if (params[i].offset < params[i - 1].offset + params[i - 1].size) {
-      throw_runtime("bucket plan: parameter " + params[i].name + " overlaps or precedes " + params[i - 1].name +
+      throw_runtime("step plan: parameter " + params[i].name + " overlaps or precedes " + params[i - 1].name +
                     " in the flat buffer; build the plan from a finalized ParameterSet");
     }
   }
@@ -22,7 +27,7 @@ BucketPlan::BucketPlan(const std::vector<ParamInfo>& params, std::size_t bucket_
   for (std::size_t k = params.size(); k-- > 0;) {
     const ParamInfo& p = params[k];
     const std::size_t p_bytes = p.size * kFloatBytes;
-    if (!buckets_.empty() && cap_ > 0 && bytes + p_bytes <= cap_) {
+    if (!buckets_.empty() && cap > 0 && bytes + p_bytes <= cap) {
       Bucket& b = buckets_.back();  // p sits just before b in the buffer
       b.count += b.offset - p.offset;
       b.offset = p.offset;
@@ -50,9 +55,15 @@ std::string approx_size(std::size_t bytes) {
 }
 }  // namespace
 
-std::string BucketPlan::describe() const {
+std::size_t StepPlan::wire_bytes() const {
+  std::size_t n = 0;
+  for (const Bucket& b : buckets_) n += wire_bytes(b);
+  return n;
+}
+
+std::string StepPlan::describe() const {
   std::string s = std::to_string(buckets_.size()) + (buckets_.size() == 1 ? " bucket" : " buckets");
-  s += cap_ == 0 ? " (one per tensor)" : " of <= " + format_size(cap_);
+  s += options_.bucket_cap_bytes == 0 ? " (one per tensor)" : " of <= " + format_size(options_.bucket_cap_bytes);
   s += " (";
   const std::size_t shown = std::min<std::size_t>(buckets_.size(), 4);
   for (std::size_t i = 0; i < shown; ++i) {
