@@ -9,6 +9,8 @@ namespace {
 constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"algorithm", "--algo"},
     {"batch_size", "--batch-size"},
+    {"dataset", "--dataset"},
+    {"device", "--device"},
 };
 
 }  // namespace

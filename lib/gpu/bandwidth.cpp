@@ -214,8 +214,9 @@ DeviceInfo open_device(int device) {
   }
   if (count == 0) throw_runtime("bandwidth: CUDA reports no GPU; run on a machine with an NVIDIA GPU");
   if (device < 0 || device >= count) {
-    throw_usage("--device " + std::to_string(device) + ": no such GPU; this machine shows " + std::to_string(count) +
-                " (0.." + std::to_string(count - 1) + ")");
+    throw_parameter(ErrorKind::usage, "gpu_index",
+                    std::to_string(device) + ": no such GPU; this machine shows " + std::to_string(count) + " (0.." +
+                        std::to_string(count - 1) + ")");
   }
   check(cudaSetDevice(device), "cudaSetDevice(" + std::to_string(device) + ")");
   cudaDeviceProp prop{};

@@ -12,6 +12,7 @@
 #include "nn/dropout.h"
 #include "nn/flatten.h"
 #include "nn/maxpool2d.h"
+#include "nn/model.h"
 #include "nn/relu.h"
 
 namespace scalelab::gpu {
@@ -20,25 +21,77 @@ namespace {
 // What NVIDIA's cuBLAS documentation recommends for Hopper (32 MiB; smaller GPUs need less).
 constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
 
-// The parameter slots of the layer whose first parameter is `next`, checking the layout.
-ParamSlots take_slots(const nn::ParameterSet& p, std::size_t& next, const nn::Shape& weight_shape, bool bias,
-                      const std::string& layer) {
-  if (next >= p.count() || !(p.info(next).shape == weight_shape)) {
-    throw_runtime("gpu: the " + layer + " layer's weights are not where the parameter layout says (" +
+// The parameter slots of a host layer: its own parameter ids (weight, then bias), as its
+// declare() registered them; `next` checks that layers take the flat buffer in order.
+ParamSlots take_slots(const nn::ParameterSet& p, std::size_t& next, const nn::Layer& layer, const std::string& where) {
+  const std::vector<std::size_t> ids = layer.parameter_ids();
+  if (ids.empty() || ids.size() > 2 || ids[0] != next || (ids.size() == 2 && ids[1] != next + 1)) {
+    throw_runtime("gpu: the " + where + " layer's parameters are not where the parameter layout says (" +
                   p.layout_signature() + ")");
   }
   ParamSlots s;
-  s.weight = next;
-  s.weight_offset = p.info(next).offset;
-  ++next;
-  if (bias) {
-    if (next >= p.count() || p.info(next).kind != nn::ParamKind::bias)
-      throw_runtime("gpu: the " + layer + " layer's bias is not where the parameter layout says");
+  s.weight = ids[0];
+  s.weight_offset = p.info(ids[0]).offset;
+  if (ids.size() == 2) {
     s.has_bias = true;
-    s.bias = next;
-    s.bias_offset = p.info(next).offset;
-    ++next;
+    s.bias = ids[1];
+    s.bias_offset = p.info(ids[1]).offset;
   }
+  next += ids.size();
+  return s;
+}
+
+// What a device layer is built from: its host twin, the per-sample shapes, the parameter slots
+// (for layers with parameters), the largest batch, the context, and its random stream.
+struct HostLayer {
+  const nn::Layer& layer;
+  nn::Shape in, out;
+  ParamSlots slots;
+  std::size_t max_batch;
+  DeviceContext& ctx;
+  Rng rng;
+};
+
+// One factory per host layer type. The table below is keyed by nn::Layer::type(), so each
+// factory's cast is to the class that returns that type.
+std::unique_ptr<DeviceLayer> conv(const HostLayer& h) {
+  const nn::Conv2DOptions& o = static_cast<const nn::Conv2D&>(h.layer).options();
+  const ConvSpec s{h.in[0], h.in[1], h.in[2], o.filters, o.kernel, o.stride, o.pad, o.activation == nn::Activation::relu};
+  return make_device_conv(s, h.slots, h.max_batch, h.ctx);
+}
+std::unique_ptr<DeviceLayer> dense(const HostLayer& h) {
+  const bool relu = static_cast<const nn::Dense&>(h.layer).activation() == nn::Activation::relu;
+  return make_device_dense(h.in[0], h.out[0], relu, h.slots, h.max_batch);
+}
+std::unique_ptr<DeviceLayer> maxpool(const HostLayer& h) {
+  const auto& pool = static_cast<const nn::MaxPool2D&>(h.layer);
+  return make_device_maxpool(h.in, pool.pool(), pool.stride(), h.max_batch);
+}
+std::unique_ptr<DeviceLayer> dropout(const HostLayer& h) {
+  return make_device_dropout(h.in, static_cast<const nn::Dropout&>(h.layer).rate(), h.rng);
+}
+std::unique_ptr<DeviceLayer> relu(const HostLayer& h) { return make_device_relu(h.in); }
+std::unique_ptr<DeviceLayer> flatten(const HostLayer&) { return make_device_flatten(); }
+
+struct Registration {
+  std::string_view type;  // nn::Layer::type()
+  std::unique_ptr<DeviceLayer> (*make)(const HostLayer&);
+};
+constexpr Registration kDeviceLayers[] = {
+    {"Conv2D", &conv}, {"Dense", &dense}, {"MaxPooling2D", &maxpool},
+    {"Dropout", &dropout}, {"ReLU", &relu}, {"Flatten", &flatten},
+};
+
+const Registration* registration(const std::string& type) {
+  for (const Registration& r : kDeviceLayers) {
+    if (r.type == type) return &r;
+  }
+  return nullptr;
+}
+
+std::string registered_types() {
+  std::string s;
+  for (const Registration& r : kDeviceLayers) s += (s.empty() ? "" : ", ") + std::string(r.type);
   return s;
 }
 
@@ -86,27 +139,15 @@ void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_s
     nn::Layer& l = host.layer(i);
     const nn::Shape out = l.output_shape(in);
     const std::string where = l.type() + " (layer " + std::to_string(i + 1) + ")";
-    std::unique_ptr<DeviceLayer> d;
-    if (auto* conv = dynamic_cast<nn::Conv2D*>(&l)) {
-      const nn::Conv2DOptions& o = conv->options();
-      ConvSpec s{in[0], in[1], in[2], o.filters, o.kernel, o.stride, o.pad, o.activation == nn::Activation::relu};
-      const ParamSlots slots = take_slots(params, next_param, nn::Shape{o.filters, in[0], o.kernel, o.kernel}, o.bias, where);
-      d = make_device_conv(s, slots, max_batch_, ctx_);
-    } else if (auto* dense = dynamic_cast<nn::Dense*>(&l)) {
-      const ParamSlots slots = take_slots(params, next_param, nn::Shape{out[0], in[0]}, true, where);
-      d = make_device_dense(in[0], out[0], dense->activation() == nn::Activation::relu, slots, max_batch_);
-    } else if (auto* pool = dynamic_cast<nn::MaxPool2D*>(&l)) {
-      d = make_device_maxpool(in, pool->pool(), pool->stride(), max_batch_);
-    } else if (auto* drop = dynamic_cast<nn::Dropout*>(&l)) {
-      d = make_device_dropout(in, drop->rate(), Rng(seed + 1000003ull * (i + 1), rng_stream));  // as Model::reseed
-    } else if (dynamic_cast<nn::ReLU*>(&l) != nullptr) {
-      d = make_device_relu(in);
-    } else if (dynamic_cast<nn::Flatten*>(&l) != nullptr) {
-      d = make_device_flatten();
-    } else {
-      throw_usage("--device cuda: model " + host.name() + " has a " + l.type() +
-                  " layer, which the CUDA engine does not implement yet (cnn, mlp and trivial run on it); use --device cpu");
+    const Registration* r = registration(l.type());
+    if (r == nullptr) {
+      throw_parameter(ErrorKind::usage, "device",
+                      "cuda: model " + host.name() + " has a " + l.type() + " layer, which the CUDA engine does not "
+                      "implement yet (it implements " + registered_types() + "); use the cpu device");
     }
+    const ParamSlots slots = l.parameter_ids().empty() ? ParamSlots{} : take_slots(params, next_param, l, where);
+    std::unique_ptr<DeviceLayer> d =
+        r->make(HostLayer{l, in, out, slots, max_batch_, ctx_, Rng(nn::Model::layer_seed(seed, i), rng_stream)});
     workspace = std::max(workspace, d->workspace_bytes());
     if (!d->aliases_input() && !seen_compute) {
       first_compute_ = i;

@@ -40,6 +40,9 @@ class Conv2D final : public Layer {
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
   [[nodiscard]] FlopCount flops(const Shape& in) const override;
   [[nodiscard]] std::size_t parameter_count() const override;
+  [[nodiscard]] std::vector<std::size_t> parameter_ids() const override {
+    return o_.bias ? std::vector<std::size_t>{w_, b_} : std::vector<std::size_t>{w_};
+  }
   [[nodiscard]] const Conv2DOptions& options() const { return o_; }  // for other engines (gpu/)
 
  private:

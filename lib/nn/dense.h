@@ -20,6 +20,7 @@ class Dense final : public Layer {
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
   [[nodiscard]] FlopCount flops(const Shape& in) const override;
   [[nodiscard]] std::size_t parameter_count() const override { return units_ * inputs_ + units_; }
+  [[nodiscard]] std::vector<std::size_t> parameter_ids() const override { return {w_, b_}; }
   [[nodiscard]] Activation activation() const { return activation_; }  // for other engines (gpu/)
 
  private:

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/rng.h"
 #include "nn/parameter.h"
@@ -51,6 +52,10 @@ class Layer {
   virtual void reseed(std::uint64_t /*seed*/, std::uint64_t /*stream*/) {}
   // Trainable parameter count, for the summary.
   [[nodiscard]] virtual std::size_t parameter_count() const { return 0; }
+  // The ParameterSet indices of this layer's own parameters, as declare() registered them
+  // (weight first, then bias): their shapes, stated once in declare(), are read back from the
+  // ParameterSet by whoever needs them (the CUDA engine's layers). Empty without parameters.
+  [[nodiscard]] virtual std::vector<std::size_t> parameter_ids() const { return {}; }
   // True for layers whose output is their input reshaped (Flatten): Model then passes the same
   // memory through, and calls neither forward nor backward.
   [[nodiscard]] virtual bool aliases_input() const { return false; }

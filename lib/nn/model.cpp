@@ -52,7 +52,7 @@ void Model::build() {
 }
 
 void Model::reseed(std::uint64_t seed, std::uint64_t stream) {
-  for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i]->reseed(seed + 1000003ull * (i + 1), stream);
+  for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i]->reseed(layer_seed(seed, i), stream);
 }
 
 void Model::set_statistics_reducer(const StatisticsReducer& reducer) {

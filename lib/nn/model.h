@@ -58,8 +58,14 @@ class Model {
   void print_summary(std::ostream& os) const;
   [[nodiscard]] std::string summary() const;
 
-  // New random streams for Dropout (e.g. stream = rank, so ranks drop different units).
+  // New random streams for Dropout (e.g. stream = rank, so ranks drop different units): layer i
+  // gets Rng(layer_seed(seed, i), stream).
   void reseed(std::uint64_t seed, std::uint64_t stream);
+  // The seed of layer i's random stream: the one key that a layer and any other engine's twin
+  // of it (the CUDA engine's Dropout) share, so both draw the same masks.
+  [[nodiscard]] static std::uint64_t layer_seed(std::uint64_t seed, std::size_t layer) {
+    return seed + 1000003ull * (layer + 1);
+  }
   // SyncBatchNorm hook for every BatchNorm layer in the model (see batch_norm.h).
   void set_statistics_reducer(const StatisticsReducer& reducer);
 

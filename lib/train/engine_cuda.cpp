@@ -22,10 +22,13 @@ int pick_device(const comm::Communicator& comm) {
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess) {
-    throw_runtime(fmt::format("--device cuda: no usable GPU: cudaGetDeviceCount failed with {} ({}); use --device cpu",
-                              cudaGetErrorName(rc), cudaGetErrorString(rc)));
+    throw_parameter(ErrorKind::runtime, "device",
+                    fmt::format("cuda: no usable GPU: cudaGetDeviceCount failed with {} ({}); use the cpu device",
+                                cudaGetErrorName(rc), cudaGetErrorString(rc)));
   }
-  if (count == 0) throw_runtime("--device cuda: no GPU on this node (cudaGetDeviceCount found 0); use --device cpu");
+  if (count == 0) {
+    throw_parameter(ErrorKind::runtime, "device", "cuda: no GPU on this node (cudaGetDeviceCount found 0); use the cpu device");
+  }
   check_one_gpu_per_rank(comm.local_size(), count);
   return comm.local_rank();
 }
@@ -36,8 +39,9 @@ CudaEngine::CudaEngine(const TrainConfig& config, comm::Communicator& comm, cons
                        std::size_t classes)
     : batch_(config.batch_size), sample_(sample_shape), classes_(classes) {
   if (comm.memory_space() != comm::MemorySpace::host) {
-    throw_usage("--device cuda with --backend " + comm.backend() +
-                ": use --backend mpi (the default); the CUDA engine opens its own NCCL communicator for the gradients");
+    throw_parameter(ErrorKind::usage, "device",
+                    "cuda with the " + comm.backend() + " backend: use the mpi backend (the default); the CUDA engine "
+                    "opens its own NCCL communicator for the gradients");
   }
   device_ = pick_device(comm);
   gpu::cuda_check(cudaSetDevice(device_), "cudaSetDevice(" + std::to_string(device_) + ")");
@@ -111,7 +115,8 @@ void CudaEngine::agree_set_up_succeeded(comm::Communicator& comm, const std::exc
   std::int32_t failed = failure ? 1 : 0, any = 0;
   comm.allreduce(&failed, &any, 1, comm::DataType::i32, comm::ReduceOp::max);
   if (any != 0 && !failure) {
-    throw_runtime("--device cuda: another rank failed to set up its GPU (its own line says why); stopping this one too");
+    throw_parameter(ErrorKind::runtime, "device",
+                    "cuda: another rank failed to set up its GPU (its own line says why); stopping this one too");
   }
 }
 
@@ -131,7 +136,7 @@ void CudaEngine::store_to_host() {
 // Copies through a pinned buffer so that the copy is asynchronous (a pageable source would make
 // cudaMemcpyAsync wait for the stream); waits only until the previous batch left that buffer.
 void CudaEngine::stage_images(const float* images, std::size_t n) {
-  if (n > batch_) throw_runtime("--device cuda: a batch of " + std::to_string(n) + " for an engine sized for " + std::to_string(batch_));
+  if (n > batch_) throw_parameter(ErrorKind::runtime, "device", "cuda: a batch of " + std::to_string(n) + " for an engine sized for " + std::to_string(batch_));
   const std::size_t bytes = n * sample_.numel() * sizeof(float);
   gpu::cuda_check(cudaEventSynchronize(images_copied_), "cudaEventSynchronize (previous batch staged)");
   std::memcpy(images_host_->data(), images, bytes);
@@ -182,8 +187,9 @@ void CudaEngine::read_tally_exact() {
                   "cudaMemcpyAsync of the bad-label count");
   averager_->synchronize(stream_);  // watches NCCL's error state while it waits
   if (bad_host_->data()[0] != 0) {
-    throw_input(fmt::format("--dataset: {} labels outside [0, {}) reached the GPU; check the dataset's labels",
-                            bad_host_->data()[0], classes_));
+    throw_parameter(ErrorKind::input, "dataset",
+                    fmt::format(": {} labels outside [0, {}) reached the GPU; check the dataset's labels",
+                                bad_host_->data()[0], classes_));
   }
 }
 
