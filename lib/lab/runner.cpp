@@ -9,9 +9,9 @@
 #include <boost/program_options.hpp>
 
 #include "core/error.h"
+#include "core/process.h"
 #include "core/results.h"
 #include "core/timer.h"
-#include "lab/process.h"
 
 namespace scalelab::lab {
 namespace fs = std::filesystem;
@@ -31,10 +31,8 @@ std::string find_scalelab_binary() {
     if (::access(env, X_OK) != 0) throw_usage(std::string("SCALELAB_BIN=") + env + ": not an executable file");
     return env;
   }
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path beside = self.parent_path() / "scalelab";
-  if (ec || ::access(beside.c_str(), X_OK) != 0) {
+  const fs::path beside = fs::path(this_executable()).parent_path() / "scalelab";
+  if (::access(beside.c_str(), X_OK) != 0) {
     throw_usage("cannot find the scalelab binary beside this lab (" + beside.string() +
                 "); build the 'scalelab' target or set SCALELAB_BIN");
   }
