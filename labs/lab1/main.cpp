@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "lab/runner.h"
+#include "lab_main.h"
 
 namespace {
 
@@ -184,5 +184,5 @@ int main(int argc, char** argv) {
                 "Throughput is not the whole story: after the same number of epochs, the larger global batch\n"
                 "has taken fewer optimizer steps. Compare test accuracy at batch 128, N x 128 and 8 x 128.",
                 accuracy_gap});
-  return lab.main(argc, argv);
+  return scalelab::labs::lab_main(lab, argc, argv);
 }

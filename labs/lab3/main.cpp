@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "lab/runner.h"
+#include "lab_main.h"
 #include "report/chart.h"
 
 namespace {
@@ -215,5 +215,5 @@ int main(int argc, char** argv) {
                 resnet50_links});
   lab.add_step({"Chart: predicted and measured busbw against size",
                 "One picture of the comparison of step 4, drawn with gnuplot (data and script kept beside it).", chart});
-  return lab.main(argc, argv);
+  return scalelab::labs::lab_main(lab, argc, argv);
 }
