@@ -71,7 +71,9 @@ void horovod_changes(StepContext& ctx) {
       {"shard the data", "each rank reads a disjoint 1/size of every epoch (DistributedSampler)",
        "data::ShardedSampler (lib/data/sampler.h), used in Trainer::run (lib/train/trainer.cpp)"},
       {"hvd.DistributedOptimizer(opt)", "average gradients by allreduce before every optimizer step",
-       "train::GradientAverager::average (lib/train/gradient_averager.cpp), called in Trainer::run"},
+       "train::GradientAverager::average (lib/train/gradient_averager.cpp), called by the CPU engine "
+       "(CpuEngine::average_gradients, lib/train/engine_cpu.h; created in lib/train/engine_cpu.cpp), which "
+       "Trainer::run calls after each backward pass"},
       {"hvd.broadcast_parameters / BroadcastGlobalVariablesCallback(0)",
        "every rank starts from rank 0's weights and optimizer state",
        "train::require_same_model + train::broadcast_from_rank0 (lib/train/replicate.cpp)"},

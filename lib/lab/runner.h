@@ -1,4 +1,4 @@
-// The step runner every lab executable shares (labs/labN/main.cpp). A lab is a list of steps;
+// The step runner every lab executable shares (labs/lab<N>/main.cpp). A lab is a list of steps;
 // each step has a title, an explanation, and a body that runs real scalelab commands through
 // StepContext::run: the command is printed as `$ scalelab ...` (so a student can rerun it by
 // hand), run as a child process, its exit code checked and its JSON output read back. At the

@@ -7,7 +7,7 @@
 //   fresh(a, t) a temporary of a bytes allocated, t bytes of it touched, and freed, within the
 //               call: page faults when the allocator maps fresh pages for it; 0 when it reuses memory
 // AlphaBeta is the textbook model (Thakur, Rabenseifner, Gropp 2005): message = a + m b,
-// reduce = m g. The calibrated CPU model (model/profile.h) and the GPU route model (model/gpu.h)
+// reduce = m g. The calibrated CPU model (model/profile.h) and the GPU route model (GpuCosts, model/predict.cpp)
 // implement the same interface, so each algorithm's formula exists once.
 #pragma once
 
