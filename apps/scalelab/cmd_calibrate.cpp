@@ -33,7 +33,7 @@ int cmd_calibrate(const Args& args) {
   const LaunchEnv env = read_launch_env();
   if (env.launcher == "none") {
     // Not under a launcher: start the 2 ranks ourselves, the way a student would.
-    std::vector<std::string> argv{this_executable(), "run", "-np", "2", "--", "calibrate"};
+    std::vector<std::string> argv{scalelab_binary(), "run", "-np", "2", "--", "calibrate"};
     argv.insert(argv.end(), args.argv.begin(), args.argv.end());
     return run_process(argv);
   }

@@ -128,7 +128,7 @@ int cmd_run(const Args& args) {
     cmd.push_back("--host");
     cmd.push_back(r->hosts);
   }
-  cmd.push_back(this_executable());
+  cmd.push_back(scalelab_binary());
   cmd.insert(cmd.end(), r->command.begin(), r->command.end());
 
   std::string shown = "$";

@@ -122,7 +122,7 @@ int cmd_scale(const Args& args) {
   const auto parsed = parse_scale(args);
   if (!parsed) return 0;
   fs::create_directories(parsed->out);
-  const std::string bin = this_executable();
+  const std::string bin = scalelab_binary();
   std::vector<Row> rows(parsed->ranks.size());
   std::vector<std::vector<double>> ips_runs(parsed->ranks.size());
   // Repeats interleave the rank counts (1, 2, 1, 2, ...) so that a drift in the machine's load

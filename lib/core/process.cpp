@@ -50,6 +50,21 @@ std::string this_executable() {
   return self.string();
 }
 
+std::string scalelab_binary() {
+  const std::filesystem::path self = this_executable();
+  if (self.filename() == "scalelab") return self.string();
+  if (const char* env = std::getenv("SCALELAB_BIN"); env != nullptr && *env != '\0') {
+    if (::access(env, X_OK) != 0) throw_usage(std::string("SCALELAB_BIN=") + env + ": not an executable file");
+    return env;
+  }
+  const std::filesystem::path beside = self.parent_path() / "scalelab";
+  if (::access(beside.c_str(), X_OK) != 0) {
+    throw_usage("cannot find the scalelab binary beside " + self.filename().string() + " (" + beside.string() +
+                "); build the 'scalelab' target or set SCALELAB_BIN");
+  }
+  return beside.string();
+}
+
 std::string find_in_path(const std::string& program) {
   const char* path = std::getenv("PATH");
   for (const auto& dir : split_list(path != nullptr ? path : "/usr/bin:/bin", ':')) {

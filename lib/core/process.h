@@ -17,6 +17,12 @@ int run_process(const std::vector<std::string>& argv, const std::string& working
 // does not say.
 [[nodiscard]] std::string this_executable();
 
+// The scalelab binary, found one way everywhere: this executable when it is scalelab (a command
+// running more scalelab commands: run, scale, calibrate); else $SCALELAB_BIN when set; else the
+// `scalelab` beside this executable (the lab executables are built there). A usage error saying
+// what to do when that is not an executable file.
+[[nodiscard]] std::string scalelab_binary();
+
 // The first executable `program` in $PATH (/usr/bin:/bin when unset), or "" when there is none.
 [[nodiscard]] std::string find_in_path(const std::string& program);
 

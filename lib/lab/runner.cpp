@@ -1,8 +1,6 @@
 // The lab step runner (lab/runner.h): checking a lab's parameters, child processes, the lab's JSON record.
 #include "lab/runner.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <iostream>
 
@@ -21,19 +19,6 @@ std::string shell_line(const std::vector<std::string>& args) {
     line += " " + (plain ? a : "'" + a + "'");
   }
   return line;
-}
-
-std::string find_scalelab_binary() {
-  if (const char* env = std::getenv("SCALELAB_BIN"); env != nullptr && *env != '\0') {
-    if (::access(env, X_OK) != 0) throw_usage(std::string("SCALELAB_BIN=") + env + ": not an executable file");
-    return env;
-  }
-  const fs::path beside = fs::path(this_executable()).parent_path() / "scalelab";
-  if (::access(beside.c_str(), X_OK) != 0) {
-    throw_usage("cannot find the scalelab binary beside this lab (" + beside.string() +
-                "); build the 'scalelab' target or set SCALELAB_BIN");
-  }
-  return beside.string();
 }
 
 StepContext::StepContext(const LabOptions& options, std::string scalelab_bin, int number, nlohmann::json& record)
@@ -97,7 +82,7 @@ LabOptions Lab::checked(LabOptions o) const {
 int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
              const std::function<std::string(const Error&)>& describe) const {
   const LabOptions o = checked(options);
-  const std::string bin = find_scalelab_binary();
+  const std::string bin = scalelab_binary();
   fs::create_directories(o.out_dir);
   nlohmann::json record = make_envelope("lab", 1, command);
   record["lab"] = name_;

@@ -10,7 +10,8 @@
 // line, and the flags that set them, belong to the lab executables (labs/common/lab_main.h,
 // which also shows a whole lab in a few lines).
 //
-// The scalelab binary is $SCALELAB_BIN, else the `scalelab` beside the lab executable.
+// The scalelab binary is $SCALELAB_BIN, else the `scalelab` beside the lab executable
+// (core/process.h, scalelab_binary).
 #pragma once
 #include <functional>
 #include <string>
@@ -89,7 +90,5 @@ class Lab {
 
 // "$ scalelab train --model cnn": args quoted where the shell needs it.
 [[nodiscard]] std::string shell_line(const std::vector<std::string>& args);
-// The scalelab binary the labs run: $SCALELAB_BIN, else `scalelab` beside this executable.
-[[nodiscard]] std::string find_scalelab_binary();
 
 }  // namespace scalelab::lab

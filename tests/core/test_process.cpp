@@ -2,6 +2,7 @@
 // (a scalelab command, mpirun, gnuplot) and finds itself.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "core/error.h"
@@ -46,6 +47,27 @@ TEST(Process, ThisExecutableIsThisTestBinary) {
   const std::filesystem::path self = this_executable();
   EXPECT_TRUE(std::filesystem::exists(self));
   EXPECT_EQ(self.filename(), "core_unit_tests");
+}
+
+// This test binary is not scalelab, so the lab executables' rule applies: $SCALELAB_BIN, else the
+// scalelab beside it (there is none in the test folder).
+TEST(Process, ScalelabBinaryOutsideScalelabIsTheEnvironmentsOrAUsageError) {
+  const std::string sh = find_in_path("sh");
+  ASSERT_FALSE(sh.empty());
+  ::setenv("SCALELAB_BIN", sh.c_str(), 1);
+  EXPECT_EQ(scalelab_binary(), sh);
+  ::setenv("SCALELAB_BIN", "/nonexistent/scalelab", 1);
+  try {
+    (void)scalelab_binary();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_NE(std::string(e.what()).find("SCALELAB_BIN=/nonexistent/scalelab"), std::string::npos) << e.what();
+  }
+  ::unsetenv("SCALELAB_BIN");
+  if (!std::filesystem::exists(std::filesystem::path(this_executable()).parent_path() / "scalelab")) {
+    EXPECT_THROW((void)scalelab_binary(), Error);
+  }
 }
 
 TEST(Process, FindInPathSaysNothingForAMissingProgram) { EXPECT_EQ(find_in_path("no-such-program-here"), ""); }
