@@ -48,7 +48,7 @@ int cmd_bandwidth(const Args& args) {
       ("json", po::value<std::string>(), "write the scalelab.bandwidth record to FILE");
   const auto vm = parse(args,
                         "scalelab bandwidth [--device N] [-b 1K -e 1G -f 2] [--mode pinned|pageable|both] [--iters 20] "
-                        "[--peers] [--json FILE]\n  (built with CUDA; not yet run on a GPU: docs/gpu-status.md)",
+                        "[--peers] [--json FILE]\n  (built with CUDA; GPU status (scalelab bandwidth): ran on one GPU only, docs/gpu-status.md)",
                         opts);
   if (!vm) return 0;
   gpu::BandwidthOptions o;

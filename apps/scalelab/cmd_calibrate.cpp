@@ -15,22 +15,12 @@
 #include "commands.h"
 #include "comm/factory.h"
 #include "core/launch_env.h"
+#include "core/process.h"
 #include "core/results.h"
-#include "lab/process.h"
 #include "model/calibrate.h"
 #include "model/profile.h"
 
 namespace scalelab::cli {
-
-namespace {
-
-std::string self_exe() {
-  std::error_code ec;
-  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("scalelab") : p.string();
-}
-
-}  // namespace
 
 int cmd_calibrate(const Args& args) {
   po::options_description opts("scalelab calibrate options");
@@ -43,9 +33,9 @@ int cmd_calibrate(const Args& args) {
   const LaunchEnv env = read_launch_env();
   if (env.launcher == "none") {
     // Not under a launcher: start the 2 ranks ourselves, the way a student would.
-    std::vector<std::string> argv{self_exe(), "run", "-np", "2", "--", "calibrate"};
+    std::vector<std::string> argv{scalelab_binary(), "run", "-np", "2", "--", "calibrate"};
     argv.insert(argv.end(), args.argv.begin(), args.argv.end());
-    return lab::run_process(argv);
+    return run_process(argv);
   }
   auto comm = comm::make_communicator("mpi");
   model::CalibrateOptions o;

@@ -4,15 +4,11 @@
 // (--oversubscribe when N exceeds the physical cores, or the slots of -H; --allow-run-as-root
 // when run as root), prints it on stderr as "$ mpirun ...", runs it and returns its exit code.
 // --dry-run prints the command on stdout and runs nothing.
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <climits>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,7 +16,9 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/machine_info.h"
+#include "core/process.h"
 #include "core/size_parse.h"
+#include "core/text.h"
 
 namespace scalelab::cli {
 namespace {
@@ -79,8 +77,7 @@ std::optional<RunArgs> parse_run(const Args& args) {
 // Slots of an Open MPI host list: "a:4,b:2" -> 6; a host without ":n" has one slot.
 int host_slots(const std::string& hosts) {
   int total = 0;
-  std::stringstream list(hosts);
-  for (std::string h; std::getline(list, h, ',');) {
+  for (const auto& h : split_list(hosts)) {
     if (h.empty()) continue;
     const auto colon = h.rfind(':');
     total += colon == std::string::npos ? 1 : static_cast<int>(parse_int(h.substr(colon + 1), "-H slots"));
@@ -104,23 +101,6 @@ int physical_cores() {
   }
   const int logical = read_machine_info().logical_cpus;
   return cores.empty() ? logical : static_cast<int>(cores.size());
-}
-
-std::string self_path() {
-  char buf[PATH_MAX] = {};
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw_runtime("scalelab run: cannot read /proc/self/exe to find this scalelab binary");
-  return std::string(buf, static_cast<std::size_t>(n));
-}
-
-std::string find_in_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
 }
 
 // Shell quoting for display, so the printed line can be pasted back into a shell.
@@ -148,7 +128,7 @@ int cmd_run(const Args& args) {
     cmd.push_back("--host");
     cmd.push_back(r->hosts);
   }
-  cmd.push_back(self_path());
+  cmd.push_back(scalelab_binary());
   cmd.insert(cmd.end(), r->command.begin(), r->command.end());
 
   std::string shown = "$";
@@ -164,20 +144,7 @@ int cmd_run(const Args& args) {
     throw_runtime("scalelab run: mpirun not found in PATH; install Open MPI (Debian: apt-get install openmpi-bin)");
   }
   std::cerr << shown << std::endl;
-  std::vector<char*> argv;
-  for (auto& part : cmd) argv.push_back(part.data());
-  argv.push_back(nullptr);
-  std::cout.flush();
-  const pid_t pid = fork();
-  if (pid < 0) throw_runtime("scalelab run: fork failed; cannot start mpirun");
-  if (pid == 0) {
-    execv(mpirun.c_str(), argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return run_process(cmd);
 }
 
 }  // namespace scalelab::cli

@@ -18,10 +18,11 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/process.h"
 #include "core/results.h"
 #include "core/size_parse.h"
 #include "core/stats.h"
-#include "lab/process.h"
+#include "core/text.h"
 #include "lab/runner.h"
 #include "report/chart.h"
 #include "report/table.h"
@@ -56,9 +57,7 @@ struct ScaleArgs {
 
 std::vector<int> parse_ranks(const Args& args, const std::string& text) {
   std::vector<int> r;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  for (const auto& item : split_list(text)) {
     const auto v = parse_int(item, "--ranks");
     if (v < 1 || v > 4096) usage_error(args, "--ranks " + text + ": each rank count must be 1..4096");
     r.push_back(static_cast<int>(v));
@@ -105,13 +104,6 @@ std::optional<ScaleArgs> parse_scale(const Args& args) {
   return s;
 }
 
-std::string self_binary() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw_runtime("cannot find this scalelab binary (/proc/self/exe)");
-  return self.string();
-}
-
 struct Row {
   int ranks = 0;
   double global_batch = 0;
@@ -130,7 +122,7 @@ int cmd_scale(const Args& args) {
   const auto parsed = parse_scale(args);
   if (!parsed) return 0;
   fs::create_directories(parsed->out);
-  const std::string bin = self_binary();
+  const std::string bin = scalelab_binary();
   std::vector<Row> rows(parsed->ranks.size());
   std::vector<std::vector<double>> ips_runs(parsed->ranks.size());
   // Repeats interleave the rank counts (1, 2, 1, 2, ...) so that a drift in the machine's load
@@ -150,7 +142,7 @@ int cmd_scale(const Args& args) {
       fs::remove(row.json_file);
       std::vector<std::string> full{bin};
       full.insert(full.end(), cmd.begin(), cmd.end());
-      const int code = lab::run_process(full);
+      const int code = run_process(full);
       if (code != 0) {
         const std::string msg = "scalelab scale: the run at " + std::to_string(n) + " rank" + (n == 1 ? "" : "s") +
                                 " exited with code " + std::to_string(code) + "; its output above says why";

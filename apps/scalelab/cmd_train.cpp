@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/results.h"
 #include "core/size_parse.h"
+#include "core/text.h"
 #include "data/load.h"
 #include "monitor/node_monitor.h"
 #include "nn/model.h"
@@ -92,8 +93,7 @@ optim::ScheduleConfig parse_schedule(const po::variables_map& vm, const Args& ar
     s.warmup = optim::parse_warmup_kind(vm["warmup"].as<std::string>(), "--warmup");
   }
   s.decay = optim::parse_decay_kind(vm["lr-schedule"].as<std::string>(), "--lr-schedule");
-  std::stringstream steps(vm["lr-steps"].as<std::string>());
-  for (std::string m; std::getline(steps, m, ',');) {
+  for (const auto& m : split_list(vm["lr-steps"].as<std::string>())) {
     if (m.empty()) continue;
     try {
       s.step_epochs.push_back(std::stod(m));

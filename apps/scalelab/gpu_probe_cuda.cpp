@@ -1,7 +1,7 @@
 // gpu_probe.h through the CUDA runtime (and NCCL when built). cudaGetDeviceCount returns an
 // error and leaves the count untouched when there is no driver or device: the code is checked
-// and its message reported. Compiled only with SCALELAB_HAVE_CUDA; not yet run on a GPU
-// (docs/gpu-status.md).
+// and its message reported. Compiled only with SCALELAB_HAVE_CUDA.
+// GPU status (scalelab info): ran (docs/gpu-status.md).
 #include <cuda_runtime.h>
 #ifdef SCALELAB_HAVE_NCCL
 #include <nccl.h>

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "lab/runner.h"
+#include "lab_main.h"
 
 namespace {
 
@@ -71,7 +71,9 @@ void horovod_changes(StepContext& ctx) {
       {"shard the data", "each rank reads a disjoint 1/size of every epoch (DistributedSampler)",
        "data::ShardedSampler (lib/data/sampler.h), used in Trainer::run (lib/train/trainer.cpp)"},
       {"hvd.DistributedOptimizer(opt)", "average gradients by allreduce before every optimizer step",
-       "train::GradientAverager::average (lib/train/gradient_averager.cpp), called in Trainer::run"},
+       "train::GradientAverager::average (lib/train/gradient_averager.cpp), called by the CPU engine "
+       "(CpuEngine::average_gradients, lib/train/engine_cpu.h; created in lib/train/engine_cpu.cpp), which "
+       "Trainer::run calls after each backward pass"},
       {"hvd.broadcast_parameters / BroadcastGlobalVariablesCallback(0)",
        "every rank starts from rank 0's weights and optimizer state",
        "train::require_same_model + train::broadcast_from_rank0 (lib/train/replicate.cpp)"},
@@ -184,5 +186,5 @@ int main(int argc, char** argv) {
                 "Throughput is not the whole story: after the same number of epochs, the larger global batch\n"
                 "has taken fewer optimizer steps. Compare test accuracy at batch 128, N x 128 and 8 x 128.",
                 accuracy_gap});
-  return lab.main(argc, argv);
+  return scalelab::labs::lab_main(lab, argc, argv);
 }

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "lab/runner.h"
+#include "lab_main.h"
 
 namespace {
 
@@ -232,5 +232,5 @@ int main(int argc, char** argv) {
   lab.add_step({"What this means for Lab 1's throughput",
                 "Time to a target accuracy, not images per second, is what a faster cluster must deliver.",
                 time_to_accuracy});
-  return lab.main(argc, argv);
+  return scalelab::labs::lab_main(lab, argc, argv);
 }

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "lab/runner.h"
+#include "lab_main.h"
 #include "report/chart.h"
 
 namespace {
@@ -21,9 +21,9 @@ namespace {
 using scalelab::lab::StepContext;
 using Json = nlohmann::json;
 
-// ResNet-50: 25,610,216 float32 parameters (REFERENCE.md): the gradient every step exchanges.
+// ResNet-50: 25,610,216 float32 parameters (docs/references.md, Course figures): the gradient every step exchanges.
 constexpr double kResnet50Bytes = 25610216.0 * 4;
-// 4 V100, GPU-only throughput of the same lab (REFERENCE.md): 2,795.8 img/s, batch 64 per GPU.
+// 4 V100, GPU-only throughput of the same lab (docs/references.md, Course figures): 2,795.8 img/s, batch 64 per GPU.
 constexpr double kResnet50ImagesPerSecond4V100 = 2795.8;
 constexpr double kBatchPerGpu = 64;
 
@@ -64,7 +64,7 @@ void dgx1(StepContext& ctx) {
   ctx.note("ring8_busbw_GBps", ring.at("rows").back().at("busbw_GBps"));
   ctx.say(fmt::format("  8-GPU ring: busbw {:.1f} GB/s; {}", ring.at("rows").back().at("busbw_GBps").get<double>(),
                       t.at("ring_bottleneck").get<std::string>()));
-  ctx.say("Published (p2pBandwidthLatencyTest, REFERENCE.md): one NVLink 48.5 GB/s both ways, two 96.9, PCIe+SMP 14.3-14.5.\n"
+  ctx.say("Published (p2pBandwidthLatencyTest, docs/references.md): one NVLink 48.5 GB/s both ways, two 96.9, PCIe+SMP 14.3-14.5.\n"
           "Question: why does the 8-GPU ring reach more than any single pair, and what would it lose\n"
           "if one of its channels had to use the pair without NVLink?");
 }
@@ -215,5 +215,5 @@ int main(int argc, char** argv) {
                 resnet50_links});
   lab.add_step({"Chart: predicted and measured busbw against size",
                 "One picture of the comparison of step 4, drawn with gnuplot (data and script kept beside it).", chart});
-  return lab.main(argc, argv);
+  return scalelab::labs::lab_main(lab, argc, argv);
 }

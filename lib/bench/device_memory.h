@@ -1,7 +1,7 @@
 // Device-memory primitives the benchmark needs for the nccl backend: allocate, free, copy.
 // device_memory_cuda.cpp implements them with the CUDA runtime when scalelab is built with CUDA
 // (SCALELAB_HAVE_CUDA); device_memory_none.cpp otherwise, where each throws one line saying the
-// build has no CUDA. Not run on a GPU yet (docs/gpu-status.md).
+// build has no CUDA. GPU status (bench --backend nccl): ran on one GPU only (docs/gpu-status.md).
 #pragma once
 #include <cstddef>
 

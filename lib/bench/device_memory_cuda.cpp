@@ -1,5 +1,6 @@
 // device_memory.h with the CUDA runtime (built only when SCALELAB_HAVE_CUDA). The nccl
-// communicator has already selected this rank's device. Not run on a GPU yet (docs/gpu-status.md).
+// communicator has already selected this rank's device.
+// GPU status (bench --backend nccl): ran on one GPU only (docs/gpu-status.md).
 #include <cuda_runtime.h>
 
 #include <string>

@@ -8,8 +8,8 @@
 //   fresh(a, t) a temporary of a bytes allocated, t bytes of it touched, and freed, within the
 //               call: page faults when the allocator maps fresh pages for it; 0 when it reuses memory
 // AlphaBeta is the textbook model (Thakur, Rabenseifner, Gropp 2005): message = a + m b,
-// reduce = m g. The calibrated CPU model (model/profile.h) and the GPU fabric model
-// (model/predict.cpp) implement the same interface, so each algorithm's formula exists once.
+// reduce = m g. The calibrated CPU model (CpuCosts, model/profile.h) and the GPU fabric model
+// (GpuCosts, model/predict.cpp) implement the same interface, so each algorithm's formula exists once.
 #pragma once
 
 namespace scalelab::collectives {

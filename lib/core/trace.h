@@ -1,7 +1,7 @@
 // Timelines in Chrome trace JSON (the format chrome://tracing and https://ui.perfetto.dev open),
-// shared by the trainer (measured steps) and the simulator (predicted steps), so both draw the
-// same picture. One process track per rank ("rank 0", "rank 1", ...), one thread track per lane
-// inside it; each event is a complete span ("ph": "X") with a name from a small fixed table.
+// written by the trainer for its measured steps (lib/train/timeline.h). One process track per
+// rank ("rank 0", "rank 1", ...), one thread track per lane inside it; each event is a complete
+// span ("ph": "X") with a name from a small fixed table.
 //
 //   Trace trace({"data wait", "forward", "backward", "allreduce", "optimizer"});
 //   trace.reserve(4096);                      // once: recording then never allocates

@@ -1,7 +1,7 @@
 // The device bandwidth test (see bandwidth.h) with the CUDA runtime. No kernels: every copy is a
 // cudaMemcpyAsync / cudaMemcpyPeerAsync on one non-blocking stream, bracketed by CUDA events, so
-// the time is the device's, not the host's. Built only with CUDA; never run on a GPU yet
-// (docs/gpu-status.md).
+// the time is the device's, not the host's. Built only with CUDA.
+// GPU status (scalelab bandwidth): ran on one GPU only (docs/gpu-status.md).
 #include "gpu/bandwidth.h"
 
 #include <cuda_runtime.h>

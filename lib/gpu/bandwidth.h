@@ -15,7 +15,7 @@
 //   BandwidthReport r = run_bandwidth_test(o);   // throws Error (runtime) when no usable GPU
 //
 // Built only with CUDA (lib/gpu); the host-side types here are also used by the table and JSON
-// (gpu/bandwidth_table.h). Compiled but never run on a GPU yet (docs/gpu-status.md).
+// (gpu/bandwidth_table.h). GPU status (scalelab bandwidth): ran on one GPU only (docs/gpu-status.md).
 #pragma once
 #include <cstdint>
 #include <functional>

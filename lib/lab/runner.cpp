@@ -1,21 +1,16 @@
-// The lab step runner (lab/runner.h): option parsing, child processes, the lab's JSON record.
+// The lab step runner (lab/runner.h): checking a lab's parameters, child processes, the lab's JSON record.
 #include "lab/runner.h"
-
-#include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
 
-#include <boost/program_options.hpp>
-
 #include "core/error.h"
+#include "core/process.h"
 #include "core/results.h"
 #include "core/timer.h"
-#include "lab/process.h"
 
 namespace scalelab::lab {
 namespace fs = std::filesystem;
-namespace po = boost::program_options;
 
 std::string shell_line(const std::vector<std::string>& args) {
   std::string line = "$ scalelab";
@@ -24,21 +19,6 @@ std::string shell_line(const std::vector<std::string>& args) {
     line += " " + (plain ? a : "'" + a + "'");
   }
   return line;
-}
-
-std::string find_scalelab_binary() {
-  if (const char* env = std::getenv("SCALELAB_BIN"); env != nullptr && *env != '\0') {
-    if (::access(env, X_OK) != 0) throw_usage(std::string("SCALELAB_BIN=") + env + ": not an executable file");
-    return env;
-  }
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path beside = self.parent_path() / "scalelab";
-  if (ec || ::access(beside.c_str(), X_OK) != 0) {
-    throw_usage("cannot find the scalelab binary beside this lab (" + beside.string() +
-                "); build the 'scalelab' target or set SCALELAB_BIN");
-  }
-  return beside.string();
 }
 
 StepContext::StepContext(const LabOptions& options, std::string scalelab_bin, int number, nlohmann::json& record)
@@ -72,8 +52,9 @@ nlohmann::json StepContext::run(const std::vector<std::string>& args, const std:
 
 nlohmann::json StepContext::earlier(const std::string& json_file, int step) const {
   if (!fs::exists(json_file)) {
-    throw_usage(json_file + " is missing: run step " + std::to_string(step) + " first (--step " + std::to_string(step) +
-                ") with the same --out");
+    throw_parameter(ErrorKind::usage, "only_step",
+                    std::to_string(number_) + ": it reads " + json_file + ", which is missing; run step " +
+                        std::to_string(step) + " first, with the same output folder");
   }
   return read_json_file(json_file);
 }
@@ -84,50 +65,26 @@ void StepContext::note(const std::string& key, const nlohmann::json& value) { re
 
 Lab::Lab(std::string name, std::string title) : name_(std::move(name)), title_(std::move(title)) {}
 
-int Lab::main(int argc, char** argv) {
-  LabOptions o;
-  po::options_description desc("options");
-  desc.add_options()("help,h", "show this help")("list", "list the steps and exit")(
-      "quick", po::bool_switch(&o.quick), "the short variant (CI-affordable): fewer steps per epoch, same lessons")(
-      "step", po::value<int>(&o.only_step)->default_value(0), "run only step N (1-based; 0: all)")(
-      "ranks", po::value<int>(&o.ranks)->default_value(2), "N, the rank count of the multi-rank steps")(
-      "dataset", po::value<std::string>(&o.dataset)->default_value("fashion-mnist"),
-      "dataset of the training steps: fashion-mnist, synthetic or a folder of IDX files")(
-      "out", po::value<std::string>(&o.out_dir)->default_value(name_ + "-out"), "folder for the steps' files")(
-      "json", po::value<std::string>(&o.json), "write the lab's record here (default <out>/<lab>.json)");
-  const std::vector<std::string> args(argv, argv + argc);
-  try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-    po::notify(vm);
-    if (vm.count("help")) {
-      std::cout << "usage: " << name_ << " [--quick] [--step N] [--ranks N] [--dataset NAME] [--out DIR] [--json FILE]\n\n"
-                << title_ << "\n\n" << desc << "\n";
-      return 0;
-    }
-    if (vm.count("list")) {
-      for (std::size_t i = 0; i < steps_.size(); ++i) std::cout << i + 1 << ". " << steps_[i].title << "\n";
-      return 0;
-    }
-    if (o.only_step < 0 || o.only_step > static_cast<int>(steps_.size())) {
-      throw_usage("--step " + std::to_string(o.only_step) + ": this lab has steps 1.." + std::to_string(steps_.size()));
-    }
-    if (o.ranks < 2) throw_usage("--ranks " + std::to_string(o.ranks) + ": the multi-rank steps need at least 2");
-    if (o.json.empty()) o.json = (fs::path(o.out_dir) / (name_ + ".json")).string();
-    return run(o, args);
-  } catch (const po::error& e) {
-    std::cerr << "error: " << name_ << ": " << e.what() << "; see '" << name_ << " --help'\n";
-    return 2;
-  } catch (const Error& e) {
-    std::cerr << "error: " << name_ << ": " << e.what() << "\n";
-    return e.exit_code();
+LabOptions Lab::checked(LabOptions o) const {
+  const int steps = static_cast<int>(steps_.size());
+  if (o.only_step < 0 || o.only_step > steps) {
+    throw_parameter(ErrorKind::usage, "only_step",
+                    std::to_string(o.only_step) + ": this lab has steps 1.." + std::to_string(steps) + " (0: all)");
   }
+  if (o.ranks < 2) {
+    throw_parameter(ErrorKind::usage, "ranks", std::to_string(o.ranks) + ": the multi-rank steps need at least 2");
+  }
+  if (o.out_dir.empty()) o.out_dir = name_ + "-out";
+  if (o.json.empty()) o.json = (fs::path(o.out_dir) / (name_ + ".json")).string();
+  return o;
 }
 
-int Lab::run(const LabOptions& o, const std::vector<std::string>& argv) {
-  const std::string bin = find_scalelab_binary();
+int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
+             const std::function<std::string(const Error&)>& describe) const {
+  const LabOptions o = checked(options);
+  const std::string bin = scalelab_binary();
   fs::create_directories(o.out_dir);
-  nlohmann::json record = make_envelope("lab", 1, argv);
+  nlohmann::json record = make_envelope("lab", 1, command);
   record["lab"] = name_;
   record["title"] = title_;
   record["inputs"] = {{"quick", o.quick}, {"step", o.only_step}, {"ranks", o.ranks}, {"dataset", o.dataset},
@@ -151,9 +108,10 @@ int Lab::run(const LabOptions& o, const std::vector<std::string>& argv) {
       step.body(ctx);
       step_record["status"] = "passed";
     } catch (const Error& e) {
+      const std::string message = describe ? describe(e) : std::string(e.what());
       step_record["status"] = "failed";
-      step_record["error"] = e.what();
-      std::cerr << "error: " << name_ << " step " << number << ": " << e.what() << "\n";
+      step_record["error"] = message;
+      std::cerr << "error: " << name_ << " step " << number << ": " << message << "\n";
       code = e.exit_code();
     }
     step_record["seconds"] = now_seconds() - s0;

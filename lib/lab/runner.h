@@ -1,19 +1,17 @@
-// The step runner every lab executable shares (labs/labN/main.cpp). A lab is a list of steps;
+// The step runner every lab executable shares (labs/lab<N>/main.cpp). A lab is a list of steps;
 // each step has a title, an explanation, and a body that runs real scalelab commands through
 // StepContext::run: the command is printed as `$ scalelab ...` (so a student can rerun it by
-// hand), run as a child process, its exit code checked and its --json output read back. At the
+// hand), run as a child process, its exit code checked and its JSON output read back. At the
 // end the lab writes one JSON record of every step: inputs, commands, exit codes, times, results,
 // versions and the machine (docs/results-schema.md, "scalelab.lab").
 //
-//   lab::Lab lab("lab1", "One rank vs many");
-//   lab.add_step({"Train on one rank", "We start with ...", [](lab::StepContext& ctx) {
-//     const auto r = ctx.run({"train", "--model", "cnn", "--json", ctx.out("one.json")}, ctx.out("one.json"));
-//     ctx.note("images_per_second", r["epochs"].back()["images_per_second"]);
-//   }});
-//   return lab.main(argc, argv);   // --quick, --step N, --json FILE, --out DIR, --ranks N,
-                                 // --dataset NAME, --list
+// This library knows a lab's parameters (LabOptions) by their own names; errors about one name it
+// that way (core/error.h's throw_parameter: "only_step 9: ..."). Reading them from a command
+// line, and the flags that set them, belong to the lab executables (labs/common/lab_main.h,
+// which also shows a whole lab in a few lines).
 //
-// The scalelab binary is $SCALELAB_BIN, else the `scalelab` beside the lab executable.
+// The scalelab binary is $SCALELAB_BIN, else the `scalelab` beside the lab executable
+// (core/process.h, scalelab_binary).
 #pragma once
 #include <functional>
 #include <string>
@@ -21,15 +19,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
+
 namespace scalelab::lab {
 
+// A lab's parameters; each member's name is the name errors use for it.
 struct LabOptions {
   bool quick = false;        // the CI-affordable variant: fewer steps per epoch, same lessons
   int only_step = 0;         // 0: all steps; else just this one (1-based)
-  std::string json;          // the lab's record; empty: <out>/<lab>.json
-  std::string out_dir;       // where steps write their files; default "<lab>-out"
-  int ranks = 2;             // the "N" of multi-rank steps
-  std::string dataset = "fashion-mnist";  // passed to the training steps' --dataset
+  std::string json;          // the lab's record; empty: <out_dir>/<lab>.json
+  std::string out_dir;       // where steps write their files; empty: "<lab>-out"
+  int ranks = 2;             // the "N" of multi-rank steps, at least 2
+  std::string dataset = "fashion-mnist";  // the dataset of the training steps
 };
 
 class StepContext;
@@ -67,12 +68,21 @@ class Lab {
  public:
   Lab(std::string name, std::string title);
   void add_step(Step step) { steps_.push_back(std::move(step)); }
-  // Parses the options, runs the steps, writes the record. Returns the process exit code;
-  // errors are printed as one line (2 for usage, 1 for a failed step).
-  int main(int argc, char** argv);
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] const std::string& title() const { return title_; }
+  [[nodiscard]] const std::vector<Step>& steps() const { return steps_; }
+  // `options` with its defaults filled in (out_dir, json) after checking it: a usage error naming
+  // the parameter (only_step beyond the steps, ranks below 2).
+  [[nodiscard]] LabOptions checked(LabOptions options) const;
+  // Runs the steps `options` selects (checked() first) and writes the record, `command` being the
+  // command line recorded in it. Returns the exit code: 0, or a failed step's error's; that error
+  // is printed on stderr as one line, written by `describe` when given (a front end puts its flag
+  // in place of a parameter's name), else what(). Errors before the first step (options, the
+  // scalelab binary) are thrown.
+  int run(const LabOptions& options, const std::vector<std::string>& command,
+          const std::function<std::string(const Error&)>& describe = {}) const;
 
  private:
-  int run(const LabOptions& options, const std::vector<std::string>& argv);
   std::string name_;
   std::string title_;
   std::vector<Step> steps_;
@@ -80,7 +90,5 @@ class Lab {
 
 // "$ scalelab train --model cnn": args quoted where the shell needs it.
 [[nodiscard]] std::string shell_line(const std::vector<std::string>& args);
-// The scalelab binary the labs run: $SCALELAB_BIN, else `scalelab` beside this executable.
-[[nodiscard]] std::string find_scalelab_binary();
 
 }  // namespace scalelab::lab

@@ -1,5 +1,5 @@
 // NCCL-like protocol model (see nccl.h). Constants from NVIDIA/nccl src/graph/tuning.cc (and
-// src/tuning/nvls.cc in recent releases), as listed in REFERENCE.md and docs/cost-model.md.
+// src/tuning/nvls.cc in recent releases), as listed in docs/references.md (NCCL's constants) and docs/cost-model.md.
 #include "model/nccl.h"
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 // coll_tuned_decision_fixed.c, commutative operations), and what that algorithm costs as Open
 // MPI implements it: the out-of-place copy of the input into the output first, and a temporary
 // buffer malloc'ed and freed on every call (above glibc's mmap threshold that means fresh pages,
-// page faults, every call: REFERENCE.md's 0.45 GB/s at 64 MiB).
+// page faults, every call: 0.44 GB/s at 64 MiB, docs/references.md "Measured on the build machines").
 #pragma once
 #include <string>
 

@@ -2,7 +2,7 @@
 // of a machine (NCCL-like model over the topology: model/nccl.h) or on CPU ranks of this machine
 // (calibrated profile: model/profile.h, Open MPI's choices: model/openmpi.h), for each algorithm
 // of collectives/ ("ring", "tree", ..., "library") or "auto" (the fastest). `scalelab predict`,
-// `scalelab bench --predict`, Lab 3 and the step simulator all call this.
+// `scalelab bench --predict` and Lab 3 all call this.
 //
 //   Predictor pr(machine, select_gpus(machine, "8"), topo::P2P::on);
 //   Prediction x = pr.predict(Collective::allreduce, "auto", std::nullopt, 64 << 20);

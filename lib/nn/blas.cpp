@@ -1,7 +1,8 @@
 // sgemm through OpenBLAS loaded with dlopen, or through Eigen when OpenBLAS is absent.
 // Why dlopen rather than linking: OpenBLAS picks its kernels once, when it is loaded, from the
 // OPENBLAS_CORETYPE environment variable if set. These machines preset OPENBLAS_CORETYPE=Haswell,
-// which selects AVX2 kernels on an AVX-512 CPU and halves the product's speed (REFERENCE.md).
+// which selects AVX2 kernels on an AVX-512 CPU and halves the product's speed
+// (docs/references.md, "Measured on the build machines").
 // Loading it ourselves lets us clear that variable (or apply SCALELAB_BLAS_CORETYPE) for the
 // duration of the load only, then restore the environment as it was, so nothing else changes.
 #include "nn/blas.h"

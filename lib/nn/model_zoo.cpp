@@ -26,7 +26,7 @@ std::unique_ptr<Layer> conv(std::size_t filters, std::size_t k, Activation act, 
   return std::make_unique<Conv2D>(o);
 }
 
-// The course's Keras model (and /work/shared/peers/torch_cnn.py's): same layers, same sizes.
+// The course's Keras model (and tests/perf/torch_cnn_gpu.py's): same layers, same sizes.
 void build_cnn(Model& m, std::size_t classes) {
   m.add(conv(32, 3, Activation::relu));
   m.add(conv(64, 3, Activation::relu));

@@ -1,15 +1,13 @@
 // gnuplot charts: data, script and pictures side by side (chart.h).
 #include "report/chart.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/process.h"
 
 namespace scalelab::report {
 namespace {
@@ -43,31 +41,6 @@ std::string data_text(const Chart& chart) {
     for (const auto& [x, y] : chart.series[i].points) out << x << ' ' << y << '\n';
   }
   return out.str();
-}
-
-std::string find_in_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return {};
-}
-
-// Runs `gnuplot script` in `dir`; returns its exit status (127 if it could not start).
-int run_gnuplot(const std::string& gnuplot, const fs::path& dir, const std::string& script) {
-  const pid_t pid = fork();
-  if (pid < 0) throw_runtime("plot: fork failed; cannot run gnuplot");
-  if (pid == 0) {
-    if (chdir(dir.c_str()) != 0) _exit(127);
-    execl(gnuplot.c_str(), "gnuplot", script.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace
@@ -123,7 +96,7 @@ ChartFiles write_chart(const Chart& chart, const std::string& base) {
     throw_runtime("gnuplot not found: install it (Debian: apt-get install gnuplot-nox); the data and script are in " +
                   files.dat + " and " + files.gp);
   }
-  const int rc = run_gnuplot(gnuplot, dir, stem + ".gp");
+  const int rc = run_process({gnuplot, stem + ".gp"}, dir.string());
   if (rc != 0) {
     throw_runtime("gnuplot failed (exit " + std::to_string(rc) + ") on " + files.gp +
                   "; run `gnuplot " + stem + ".gp` in " + dir.string() + " to see why");

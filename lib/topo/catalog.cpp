@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "topo/detect.h"
 #include "topo/machine_file.h"
 
@@ -90,10 +91,7 @@ GpuSelection select_gpus(const Machine& m, const std::string& spec) {
     s.total = count;
     return s;
   }
-  std::size_t start = 0;
-  while (start <= spec.size()) {
-    const std::size_t end = std::min(spec.find(',', start), spec.size());
-    const std::string item = spec.substr(start, end - start);
+  for (const auto& item : split_list(spec)) {
     int pos = -1;
     auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), pos);
     if (ec != std::errc() || p != item.data() + item.size() || pos < 0 || pos >= static_cast<int>(all.size())) {
@@ -104,7 +102,6 @@ GpuSelection select_gpus(const Machine& m, const std::string& spec) {
       if (g == all[pos]) throw_usage("--gpus " + spec + ": GPU " + item + " is listed twice");
     }
     s.gpus.push_back(all[pos]);
-    start = end + 1;
   }
   s.total = static_cast<int>(s.gpus.size());
   return s;

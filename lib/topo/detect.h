@@ -1,7 +1,8 @@
 // "this" machine, detected: CPU sockets, cores and NUMA nodes from hwloc (when built with it),
-// GPUs and their peer access from CUDA (only when built with CUDA; such a build has not yet run
-// on a GPU: docs/gpu-status.md). Without a GPU, ranks are CPU processes that talk through shared
-// memory; their figures come from `scalelab calibrate` (model/profile.h), not from links.
+// GPUs and their peer access from CUDA (only when built with CUDA;
+// GPU status (topo --machine this): not run, docs/gpu-status.md). Without a GPU, ranks are CPU
+// processes that talk through shared memory; their figures come from `scalelab calibrate`
+// (model/profile.h), not from links.
 #pragma once
 #include <string>
 

@@ -1,5 +1,5 @@
 // The NCCL-like GPU model and the Predictor on catalog machines: values derived in the test from
-// NCCL's formula time = latency + bytes / algbw with the constants of REFERENCE.md.
+// NCCL's formula time = latency + bytes / algbw with the constants of docs/references.md (NCCL's constants).
 #include <gtest/gtest.h>
 
 #include <algorithm>

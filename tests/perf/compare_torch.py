@@ -2,16 +2,18 @@
 """Side-by-side training throughput: scalelab's `cnn` vs PyTorch on the same model.
 
 Runs, alternately and several times, in one invocation:
-  - PyTorch: ../shared/peers/torch_cnn.py (relative to the repository root) in its `tuned`
-    variant (glibc malloc thresholds raised + OpenBLAS), -T THREADS -B 128, 150 steps, with
-    OPENBLAS_CORETYPE unset as the peer's README asks; its img/s excludes 20 warm-up steps.
+  - PyTorch: the script given with --peer (not part of scalelab: a PyTorch CPU training script
+    of the same `cnn` model, called as `PEER --variant tuned -T THREADS -B BATCH -E 1
+    --max-steps N --json FILE --quiet` and writing `epoch[0].train_img_per_s` and `blas`), in its
+    `tuned` variant (glibc malloc thresholds raised + OpenBLAS), with OPENBLAS_CORETYPE unset so
+    that OpenBLAS picks its AVX-512 kernels; its img/s excludes 20 warm-up steps.
   - scalelab: bench_cnn_step (forward + cross-entropy + backward + Adam on synthetic inputs,
     median of its repeats after warm-up steps).
 and prints each run, the medians and the ratio scalelab / PyTorch, with `uptime` beside each
 figure (the machine may be shared: the ratio is only as good as the quiet it was measured in).
 
-Usage: tests/perf/compare_torch.py --bench BUILD/tests/perf/bench_cnn_step [--rounds 3]
-       [--threads 1] [--json FILE]
+Usage: tests/perf/compare_torch.py --bench BUILD/tests/perf/bench_cnn_step --peer TORCH_SCRIPT
+       [--rounds 3] [--threads 1] [--json FILE]
 """
 import argparse
 import json
@@ -21,8 +23,6 @@ import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PEER = os.path.join(REPO, "..", "shared", "peers", "torch_cnn.py")
 
 
 def uptime():
@@ -33,13 +33,13 @@ def uptime():
         return "load ?"
 
 
-def run_torch(threads, batch, steps):
+def run_torch(peer, threads, batch, steps):
     env = dict(os.environ)
-    env.pop("OPENBLAS_CORETYPE", None)  # let OpenBLAS pick its AVX-512 kernels (peer README)
+    env.pop("OPENBLAS_CORETYPE", None)  # let OpenBLAS pick its AVX-512 kernels
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
         path = tmp.name
     try:
-        cmd = ["/usr/bin/python3", PEER, "--variant", "tuned", "-T", str(threads), "-B", str(batch), "-E", "1",
+        cmd = ["/usr/bin/python3", peer, "--variant", "tuned", "-T", str(threads), "-B", str(batch), "-E", "1",
                "--max-steps", str(steps), "--json", path, "--quiet"]
         subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
         with open(path) as f:
@@ -66,14 +66,15 @@ def run_scalelab(bench, threads, batch):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", required=True, help="path to the built bench_cnn_step")
+    ap.add_argument("--peer", required=True, help="the PyTorch CPU script to compare with (interface above)")
     ap.add_argument("--rounds", type=int, default=3, help="alternations of PyTorch and scalelab (default 3)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--torch-steps", type=int, default=150)
     ap.add_argument("--json", help="write the runs and medians here")
     a = ap.parse_args()
-    if not os.path.exists(PEER):
-        sys.exit(f"compare_torch: the PyTorch peer {os.path.normpath(PEER)} is missing (expected beside the repository)")
+    if not os.path.isfile(a.peer):
+        sys.exit(f"compare_torch: --peer {a.peer}: no such file; give the PyTorch CPU script to compare with")
     if not os.access(a.bench, os.X_OK):
         sys.exit(f"compare_torch: --bench {a.bench}: not an executable; build the bench_cnn_step target first")
     if a.rounds < 1:
@@ -84,7 +85,7 @@ def main():
     rss = 0
     for r in range(a.rounds):
         load = uptime()
-        t, torch_blas = run_torch(a.threads, a.batch, a.torch_steps)
+        t, torch_blas = run_torch(a.peer, a.threads, a.batch, a.torch_steps)
         torch_ips.append(t)
         print(f"round {r + 1}: pytorch  {t:7.0f} img/s   ({load})", flush=True)
         load = uptime()

@@ -4,7 +4,7 @@
 Defines the training-throughput (and optional accuracy) run that tests/perf/compare_torch_gpu.py
 puts beside scalelab's CUDA engine; it also runs alone.
 
-Model: the `cnn` model exactly as ../shared/peers/torch_cnn.py (the CPU peer) builds it:
+Model: the `cnn` model exactly as lib/nn/model_zoo.cpp builds it:
   Conv2d(1,32,3)+ReLU -> Conv2d(32,64,3)+ReLU -> MaxPool2d(2) -> Dropout(0.25)
   -> Flatten -> Linear(9216,128)+ReLU -> Dropout(0.5) -> Linear(128,10),
   PyTorch's default initialisation, softmax cross-entropy, Adam lr 1e-3 (PyTorch's default Adam

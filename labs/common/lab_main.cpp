@@ -1,0 +1,78 @@
+// lab_main (lab_main.h): Boost.Program_options over lab::LabOptions, and the flag of each of its
+// members for error lines.
+#include "lab_main.h"
+
+#include <array>
+#include <iostream>
+#include <utility>
+
+#include <boost/program_options.hpp>
+
+namespace scalelab::labs {
+namespace po = boost::program_options;
+
+namespace {
+
+// LabOptions member -> flag. One table: the options below and the error lines both use it.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kFlags{{
+    {"quick", "--quick"},
+    {"only_step", "--step"},
+    {"ranks", "--ranks"},
+    {"dataset", "--dataset"},
+    {"out_dir", "--out"},
+    {"json", "--json"},
+}};
+
+}  // namespace
+
+std::string lab_flag_for(std::string_view parameter) {
+  for (const auto& [name, flag] : kFlags) {
+    if (name == parameter) return std::string(flag);
+  }
+  return {};
+}
+
+std::string lab_message(const Error& e) {
+  const std::string flag = lab_flag_for(e.parameter());
+  if (flag.empty()) return e.what();
+  return flag + (e.detail().empty() || e.detail()[0] == ':' ? "" : " ") + e.detail();
+}
+
+int lab_main(const lab::Lab& lab, int argc, char** argv) {
+  const std::string& name = lab.name();
+  lab::LabOptions o;
+  po::options_description desc("options");
+  desc.add_options()("help,h", "show this help")("list", "list the steps and exit")(
+      "quick", po::bool_switch(&o.quick), "the short variant (CI-affordable): fewer steps per epoch, same lessons")(
+      "step", po::value<int>(&o.only_step)->default_value(0), "run only step N (1-based; 0: all)")(
+      "ranks", po::value<int>(&o.ranks)->default_value(2), "N, the rank count of the multi-rank steps")(
+      "dataset", po::value<std::string>(&o.dataset)->default_value("fashion-mnist"),
+      "dataset of the training steps: fashion-mnist, synthetic or a folder of IDX files")(
+      "out", po::value<std::string>(&o.out_dir)->default_value(name + "-out"), "folder for the steps' files")(
+      "json", po::value<std::string>(&o.json), "write the lab's record here (default <out>/<lab>.json)");
+  const std::vector<std::string> command(argv, argv + argc);
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+    if (vm.count("help")) {
+      std::cout << "usage: " << name << " [--quick] [--step N] [--ranks N] [--dataset NAME] [--out DIR] [--json FILE]\n\n"
+                << lab.title() << "\n\n" << desc << "\n";
+      return 0;
+    }
+    if (vm.count("list")) {
+      const auto& steps = lab.steps();
+      for (std::size_t i = 0; i < steps.size(); ++i) std::cout << i + 1 << ". " << steps[i].title << "\n";
+      return 0;
+    }
+    return lab.run(o, command, lab_message);
+  } catch (const po::error& e) {
+    std::cerr << "error: " << name << ": " << e.what() << "; see '" << name << " --help'\n";
+    return 2;
+  } catch (const Error& e) {
+    std::cerr << "error: " << name << ": " << lab_message(e) << "\n";
+    return e.exit_code();
+  }
+}
+
+}  // namespace scalelab::labs

@@ -1,0 +1,29 @@
+// Child processes and this program's own path, for every command that runs another program:
+// the lab runner and `scalelab scale` / `calibrate` run scalelab commands, `scalelab run` runs
+// mpirun, charts run gnuplot. The child inherits stdin, stdout and stderr, so its progress lines
+// appear as it prints them. (lib/monitor starts its child itself: it needs its own signal mask.)
+#pragma once
+#include <string>
+#include <vector>
+
+namespace scalelab {
+
+// Runs argv[0] (a path) with argv, in `working_dir` when it is not empty; returns its exit
+// code, or 128 + the signal that ended it. A program that cannot be started is a runtime error
+// naming it.
+int run_process(const std::vector<std::string>& argv, const std::string& working_dir = "");
+
+// The full path of the running executable (from /proc/self/exe); a runtime error if the kernel
+// does not say.
+[[nodiscard]] std::string this_executable();
+
+// The scalelab binary, found one way everywhere: this executable when it is scalelab (a command
+// running more scalelab commands: run, scale, calibrate); else $SCALELAB_BIN when set; else the
+// `scalelab` beside this executable (the lab executables are built there). A usage error saying
+// what to do when that is not an executable file.
+[[nodiscard]] std::string scalelab_binary();
+
+// The first executable `program` in $PATH (/usr/bin:/bin when unset), or "" when there is none.
+[[nodiscard]] std::string find_in_path(const std::string& program);
+
+}  // namespace scalelab

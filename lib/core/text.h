@@ -1,0 +1,14 @@
+// Lists as people type them on a command line: "1,2,4", "a.json,b.json", "0,3". One splitter, so
+// every flag that takes a list reads it the same way.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace scalelab {
+
+// The items of `text` between separators, in order, empty items kept ("1,,2" -> "1", "", "2";
+// "1," -> "1", ""), so a caller can reject them or skip them; "" gives no items.
+[[nodiscard]] std::vector<std::string> split_list(std::string_view text, char separator = ',');
+
+}  // namespace scalelab
