@@ -85,7 +85,5 @@ class Engine {
 // One GPU per rank: `local_ranks` ranks on this node need that many of its `gpus` GPUs, else a
 // usage error naming both counts (raised locally on every rank of the node, before any collective).
 void check_one_gpu_per_rank(int local_ranks, int gpus);
-// The devices --device accepts ("cpu", "cuda"), for usage messages; throws usage for others.
-void check_device_name(const std::string& device, const std::string& flag);
 
 }  // namespace scalelab::train
