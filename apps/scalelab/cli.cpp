@@ -61,8 +61,10 @@ std::optional<po::variables_map> parse(const Args& args, const std::string& usag
   po::options_description all(options);
   all.add_options()("help,h", "show this help");
   std::vector<std::string> argv;
+  bool after_dashes = false;  // what follows `--` is another command's (scalelab monitor -- cmd -c 1)
   for (const auto& token : args.argv) {
-    const std::string current = token == "--" ? "" : deprecated_spelling(args.name, token);
+    after_dashes = after_dashes || token == "--";
+    const std::string current = after_dashes ? "" : deprecated_spelling(args.name, token);
     if (current.empty()) {
       argv.push_back(token);
       continue;

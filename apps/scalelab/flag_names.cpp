@@ -22,6 +22,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"checkpoint", "--checkpoint"},
     {"compare", "--compare"},
     {"csv_path", "--gpu-monitor"},
+    {"data_dir", "--data-dir"},
     {"dataset", "--dataset"},
     {"decay", "--lr-schedule"},
     {"device", "--device"},

@@ -58,7 +58,7 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
       "learning-rate warm-up: gradual, constant, horovod, none (default: gradual when --warmup-epochs > 0)");
   add("warmup-epochs", po::value<double>()->default_value(0.0), "learning-rate warm-up length in epochs (may be fractional; 0: none)");
   add("lr-steps", po::value<std::string>()->default_value(""), "step decay milestones in epochs, e.g. 3,4");
-  add("lr-gamma", po::value<double>()->default_value(0.1), "step decay factor in (0, 1]");
+  add("lr-gamma", po::value<double>()->default_value(0.1, "0.1"), "step decay factor in (0, 1]");
   add("lr-power", po::value<double>()->default_value(2.0), "polynomial decay power");
   add("sync-batchnorm", po::bool_switch(), "allreduce BatchNorm statistics across ranks (SyncBatchNorm)");
   add("threads", po::value<int>()->default_value(d.threads), "compute threads per rank");
