@@ -4,6 +4,8 @@
 // (base_lr, reference_batch, warmup_epochs, step_epochs, decay ...), bench::BenchOptions and its
 // sweep (min_bytes, iters, types ...), monitor::NodeMonitorOptions (csv_path, interval_s), and the
 // names of the inputs the library reads or writes (dataset, machine, gpus, json, timeline, resume).
+// "device" is TrainConfig's (cpu or cuda); a GPU's index, as the bandwidth test takes it, is
+// "cuda_device".
 #include "flag_names.h"
 
 #include <utility>
@@ -22,6 +24,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"checkpoint", "--checkpoint"},
     {"compare", "--compare"},
     {"csv_path", "--gpu-monitor"},
+    {"cuda_device", "--cuda-device"},
     {"data_dir", "--data-dir"},
     {"dataset", "--dataset"},
     {"decay", "--lr-schedule"},
