@@ -1,8 +1,9 @@
 // The training options, declared once for every command that trains: `scalelab train`,
 // `scalelab converge` and `scalelab scale` (which passes them on to train). One declaration, one
-// default and one help line per flag; the defaults are the library's own (train::TrainConfig{},
-// optim::ScheduleConfig's rules). Reading them checks nothing by hand: TrainConfig::validate and
-// ScheduleConfig::validate do, and main() prints their errors under these flags (flag_names.cpp).
+// default and one help line per flag: train::TrainConfig{}'s defaults, and for the schedule a
+// constant, unscaled lr without warm-up (--base-batch 32). Reading them checks nothing by hand:
+// TrainConfig::validate and ScheduleConfig::validate do, and main() prints their errors under
+// these flags (flag_names.cpp).
 //
 //   po::options_description o("options");
 //   add_train_options(o, TrainOptionSet::full);
@@ -45,8 +46,8 @@ void add_train_options(po::options_description& o, TrainOptionSet set);
 // schedule). Options of the set that were not declared keep the library's defaults.
 [[nodiscard]] TrainOptions read_train_options(const po::variables_map& vm);
 
-// The options of `set` that `scalelab scale` must not pass to every run: one file they would all
-// write (--checkpoint, --resume, --timeline).
+// Whether `option` (a name add_train_options declares, e.g. "timeline") names one file that every
+// run of `scalelab scale` would write (--checkpoint, --resume, --timeline).
 [[nodiscard]] bool shared_by_every_run(const std::string& option);
 
 }  // namespace scalelab::cli
