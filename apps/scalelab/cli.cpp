@@ -1,25 +1,86 @@
 #include "cli.h"
 
 #include <iostream>
+#include <set>
+#include <string_view>
 
 #include "core/error.h"
+#include "core/launch_env.h"
 
 namespace scalelab::cli {
+namespace {
+
+// Renamed flags, accepted under their old spelling for one release (see docs/user-guide.md,
+// "Flag glossary"). `scalelab run` parses its own command line and handles its -n itself.
+struct Renamed {
+  std::string_view command, old_flag, current;
+};
+constexpr Renamed kRenamed[] = {
+    {"bandwidth", "--device", "--cuda-device"},  // --device is cpu|cuda in train and converge
+    {"bandwidth", "--warmup", "--warmup_iters"},  // --warmup is the lr warm-up in train and converge
+    {"converge", "--fusion-threshold", "--bucket-cap"},
+    {"monitor", "-c", "--count"},                 // -c is bench's --check
+    {"monitor", "-o", "--output"},                // -o is bench's --op
+    {"plot", "-o", "--output"},
+    {"predict", "-g", "--gpus"},                  // -g is bench's --ngpus
+    {"scale", "--fusion-threshold", "--bucket-cap"},
+    {"scale", "--ranks", "--rank-counts"},        // --ranks is a count elsewhere
+    {"topo", "-g", "--gpus"},
+    {"train", "--fusion-threshold", "--bucket-cap"},
+};
+
+}  // namespace
+
+std::string deprecated_spelling(const std::string& command, const std::string& token) {
+  for (const auto& r : kRenamed) {
+    if (r.command != command) continue;
+    const std::string old_flag(r.old_flag), current(r.current);
+    if (token == old_flag) return current;
+    const bool is_long = old_flag.starts_with("--");
+    if (is_long && token.starts_with(old_flag + "=")) return current + token.substr(old_flag.size());
+    if (!is_long && token.size() > 2 && token.starts_with(old_flag) && token[2] != '-') {
+      return current + "=" + token.substr(2);
+    }
+  }
+  return "";
+}
+
+void warn_deprecated(const std::string& command, const std::string& old_flag, const std::string& current) {
+  static std::set<std::string> warned;
+  if (read_launch_env().rank != 0 || !warned.insert(command + " " + old_flag).second) return;
+  std::cerr << "scalelab " << command << ": " << old_flag << " is deprecated; use " << current << std::endl;
+}
 
 void usage_error(const Args& args, const std::string& message) {
   throw_usage("scalelab " + args.name + ": " + message + "; see 'scalelab " + args.name + " --help'");
 }
 
 std::optional<po::variables_map> parse(const Args& args, const std::string& usage, const po::options_description& options,
-                                       const po::positional_options_description* positional) {
+                                       const po::positional_options_description* positional,
+                                       std::vector<po::option>* parsed) {
   po::options_description all(options);
   all.add_options()("help,h", "show this help");
+  std::vector<std::string> argv;
+  bool after_dashes = false;  // what follows `--` is another command's (scalelab monitor -- cmd -c 1)
+  for (const auto& token : args.argv) {
+    after_dashes = after_dashes || token == "--";
+    const std::string current = after_dashes ? "" : deprecated_spelling(args.name, token);
+    if (current.empty()) {
+      argv.push_back(token);
+      continue;
+    }
+    const std::string old_flag = token.starts_with("--") ? token.substr(0, token.find('=')) : token.substr(0, 2);
+    warn_deprecated(args.name, old_flag, current.substr(0, current.find('=')));
+    argv.push_back(current);
+  }
   po::variables_map vm;
   try {
-    auto parser = po::command_line_parser(args.argv).options(all).style(
+    auto parser = po::command_line_parser(argv).options(all).style(
         po::command_line_style::default_style & ~po::command_line_style::allow_guessing);
     if (positional != nullptr) parser.positional(*positional);
-    po::store(parser.run(), vm);
+    po::parsed_options result = parser.run();
+    if (parsed != nullptr) *parsed = result.options;
+    po::store(result, vm);
     if (vm.count("help")) {
       std::cout << "usage: " << usage << "\n\n" << all << std::endl;
       return std::nullopt;

@@ -1,6 +1,7 @@
 // Shared command-line plumbing for the subcommands: Boost.Program_options parsing that turns
 // every parse problem into one usage line ("scalelab bench: unrecognised option '--x'; see
-// 'scalelab bench --help'") and prints --help.
+// 'scalelab bench --help'"), prints --help, and accepts the deprecated spellings of renamed
+// flags (one table, in cli.cpp) with a one-line notice on stderr.
 #pragma once
 #include <optional>
 #include <string>
@@ -21,8 +22,21 @@ struct Args {
 
 // Parses `args` against `options` (plus positional names, if any). Returns nullopt when --help
 // was given (usage and options have been printed). Throws usage errors for anything malformed.
+// Deprecated spellings are rewritten to the current ones first (deprecated_spelling). `parsed`,
+// when given, receives every option as parsed (its key and values), for a command that passes
+// some of them on to another.
 std::optional<po::variables_map> parse(const Args& args, const std::string& usage, const po::options_description& options,
-                                       const po::positional_options_description* positional = nullptr);
+                                       const po::positional_options_description* positional = nullptr,
+                                       std::vector<po::option>* parsed = nullptr);
+
+// The current spelling of `token` ("--fusion-threshold" -> "--bucket-cap", "-o" -> "--output"
+// in `scalelab plot`) for command `command`, or "" when it is not a deprecated spelling there.
+// Handles "--old=value" and "-oVALUE" by returning "--new=value".
+[[nodiscard]] std::string deprecated_spelling(const std::string& command, const std::string& token);
+
+// Prints "scalelab <command>: <old> is deprecated; use <current>" on stderr (rank 0 only, once per
+// old spelling and process).
+void warn_deprecated(const std::string& command, const std::string& old_flag, const std::string& current);
 
 // Throws a usage error "scalelab <name>: <message>; see 'scalelab <name> --help'".
 [[noreturn]] void usage_error(const Args& args, const std::string& message);

@@ -1,4 +1,4 @@
-// `scalelab bandwidth [--device N] [-b 1K -e 1G -f 2] [--mode pinned|pageable|both] [--iters 20]
+// `scalelab bandwidth [--cuda-device N] [-b 1K -e 1G -f 2] [--mode pinned|pageable|both] [--iters 20]
 // [--peers] [--json FILE]`: host-to-device, device-to-host and device-to-device copy bandwidth
 // against size (gpu/bandwidth.h measures, gpu/bandwidth_table.h prints), the course's
 // bandwidthTest. Also the GPU figures `scalelab calibrate` saves in the profile
@@ -35,25 +35,25 @@ int positive(const po::variables_map& vm, const char* name, const Args& args, in
 int cmd_bandwidth(const Args& args) {
   po::options_description opts("scalelab bandwidth options (GB = 1e9 bytes; sizes take K, M, G = 1024^n)");
   opts.add_options()
-      ("device", po::value<std::string>()->default_value("0"), "the GPU to measure (CUDA device index)")
+      ("cuda-device", po::value<std::string>()->default_value("0"), "the GPU to measure (CUDA device index)")
       ("minbytes,b", po::value<std::string>()->default_value("1K"), "smallest copy")
       ("maxbytes,e", po::value<std::string>()->default_value("1G"), "largest copy")
       ("stepfactor,f", po::value<std::string>()->default_value("2"), "multiply the size by this (at least 2)")
       ("mode", po::value<std::string>()->default_value("both"), "host memory for H2D and D2H: pinned, pageable or both")
       ("iters", po::value<std::string>()->default_value("20"), "copies timed together between two CUDA events")
-      ("warmup", po::value<std::string>()->default_value("2"), "untimed copies before each figure")
+      ("warmup_iters", po::value<std::string>()->default_value("2"), "untimed copies before each figure")
       ("repeats", po::value<std::string>()->default_value("5"), "timed groups per figure (the median is shown)")
       ("peers", "also copy between every pair of GPUs, P2P off and on (needs two GPUs)")
       ("peer-bytes", po::value<std::string>()->default_value("64M"), "size of the peer copies")
       ("json", po::value<std::string>(), "write the scalelab.bandwidth record to FILE");
   const auto vm = parse(args,
-                        "scalelab bandwidth [--device N] [-b 1K -e 1G -f 2] [--mode pinned|pageable|both] [--iters 20] "
+                        "scalelab bandwidth [--cuda-device N] [-b 1K -e 1G -f 2] [--mode pinned|pageable|both] [--iters 20] "
                         "[--peers] [--json FILE]\n  (built with CUDA; GPU status (scalelab bandwidth): ran on one GPU only, docs/gpu-status.md)",
                         opts);
   if (!vm) return 0;
   gpu::BandwidthOptions o;
-  const std::int64_t device = parse_int((*vm)["device"].as<std::string>(), "--device");
-  if (device < 0 || device > 1024) usage_error(args, "--device " + std::to_string(device) + ": give a CUDA device index, 0 or more");
+  const std::int64_t device = parse_int((*vm)["cuda-device"].as<std::string>(), "--cuda-device");
+  if (device < 0 || device > 1024) usage_error(args, "--cuda-device " + std::to_string(device) + ": give a CUDA device index, 0 or more");
   o.device = static_cast<int>(device);
   const std::string mode = (*vm)["mode"].as<std::string>();
   if (mode != "pinned" && mode != "pageable" && mode != "both") {
@@ -69,7 +69,7 @@ int cmd_bandwidth(const Args& args) {
   if (spec.step_factor < 2) usage_error(args, "-f/--stepfactor " + std::to_string(spec.step_factor) + ": use 2 or more");
   o.sizes = bench::size_sweep(spec, 1);
   o.iters = positive(*vm, "iters", args, 1);
-  o.warmup = positive(*vm, "warmup", args, 0);
+  o.warmup = positive(*vm, "warmup_iters", args, 0);
   o.repeats = positive(*vm, "repeats", args, 1);
   o.peers = vm->count("peers") > 0;
   o.peer_bytes = parse_size((*vm)["peer-bytes"].as<std::string>(), "--peer-bytes");

@@ -13,6 +13,7 @@
 
 #include "comm/factory.h"
 #include "commands.h"
+#include "core/text.h"
 #include "converge_plan.h"
 #include "converge_report.h"
 #include "core/error.h"
@@ -20,6 +21,7 @@
 #include "optim/factory.h"
 #include "train/sync_batchnorm.h"
 #include "train/trainer.h"
+#include "train_options.h"
 
 namespace scalelab::cli {
 namespace {
@@ -34,131 +36,105 @@ constexpr const char* kUsage =
     "accumulated before the step, exactly as that many data-parallel ranks would average it.\n"
     "Prints the table (final test accuracy and loss, gap to the baseline, time and epochs to\n"
     "--target-accuracy) and writes charts of test accuracy and loss against epoch and time.\n"
-    "The scaling rules use the baseline batch (--base-batch) as reference: --lr is the lr there.\n\n"
+    "The scaling rules use the baseline batch (--base-batch) as reference: --lr is the lr there.\n"
+    "The training options, their spelling and their defaults are those of `scalelab train`; for the\n"
+    "options left unset, --experiment course (the default) uses the course's settings:\n"
+    "  --model mlp --optimizer sgd --lr 0.01 --epochs 5 --warmup-epochs 1 --lr-schedule cosine\n"
+    "and --experiment none keeps train's defaults (the warm-up configurations then need\n"
+    "--warmup-epochs > 0).\n\n"
     "configurations: baseline, naive, linear, linear-warmup, sqrt, lars, lamb\n\n"
     "examples:\n"
-    "  scalelab converge --json converge.json\n"
-    "  scalelab converge --configs baseline,naive,linear-warmup --epochs 3\n"
+    "  scalelab converge --model mlp --optimizer sgd --lr 0.01 --epochs 5 --warmup-epochs 1 \\\n"
+    "      --lr-schedule cosine --json converge.json\n"
+    "  scalelab converge --model mlp --optimizer sgd --lr 0.01 --epochs 3 --warmup-epochs 1 \\\n"
+    "      --configs baseline,naive,linear-warmup\n"
     "  scalelab converge --from a.json,b.json --charts charts";
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
+// The non-empty items of a comma list ("a.json,,b.json" -> a.json, b.json).
+std::vector<std::string> list_items(const std::string& s) {
+  std::vector<std::string> out = split_list(s);
+  std::erase(out, std::string());
   return out;
 }
 
 struct Parsed {
   ConvergeSettings settings;
-  std::string json, charts, backend;
-  std::string device = "cpu";  // --device, passed to every configuration's Trainer
+  std::string json, charts;
   std::vector<std::string> from;
-  bool quiet = false, sync_batchnorm = false;
 };
+
+// The course's convergence experiment (Lab 2): what --experiment course gives the training
+// options the command line leaves unset. The options themselves, and their defaults otherwise,
+// are train's (train_options.h).
+void apply_course_experiment(po::variables_map& vm) {
+  const auto unset = [&](const char* name) { return vm.count(name) && vm.at(name).defaulted(); };
+  if (unset("model")) vm.at("model").value() = std::string("mlp");
+  if (unset("optimizer")) vm.at("optimizer").value() = std::string("sgd");
+  if (unset("lr")) vm.at("lr").value() = 0.01;
+  if (unset("epochs")) vm.at("epochs").value() = 5;
+  if (unset("warmup-epochs")) vm.at("warmup-epochs").value() = 1.0;
+  if (unset("lr-schedule")) vm.at("lr-schedule").value() = std::string("cosine");
+}
 
 std::optional<Parsed> parse_converge(const Args& args) {
   ConvergeSettings d;
   po::options_description o("options");
+  add_train_options(o, TrainOptionSet::converge);
   o.add_options()
-      ("model", po::value<std::string>()->default_value(d.model), "model (scalelab train --help lists them)")
-      ("dataset", po::value<std::string>()->default_value(d.dataset), "fashion-mnist, synthetic, or a folder of IDX files")
-      ("data-dir", po::value<std::string>()->default_value(""), "folder of the Fashion-MNIST IDX files")
-      ("epochs", po::value<int>()->default_value(d.epochs), "epochs, the same for every configuration")
-      ("base-batch", po::value<long long>()->default_value(32), "global batch of the baseline (the scaling rules' reference)")
+      ("experiment", po::value<std::string>()->default_value("course"),
+       "course: the course's settings for the training options left unset (above); none: train's defaults")
       ("micro-batch", po::value<long long>()->default_value(0), "samples per emulated worker and backward pass (0: --base-batch)")
       ("scale", po::value<int>()->default_value(d.scale), "large global batch = base batch x scale")
       ("layerwise-scale", po::value<int>()->default_value(d.layerwise_scale), "LARS/LAMB global batch = base batch x this")
-      ("optimizer", po::value<std::string>()->default_value(d.optimizer), "optimizer of the non-layer-wise configurations")
-      ("lr", po::value<double>()->default_value(d.lr), "learning rate at the baseline batch")
-      ("momentum", po::value<float>()->default_value(d.momentum), "momentum (sgd, lars)")
-      ("weight-decay", po::value<float>()->default_value(d.weight_decay), "weight decay (not on biases and norms for LARS/LAMB)")
-      ("warmup", po::value<std::string>()->default_value("gradual"), "warm-up of linear-warmup and sqrt: gradual, constant, horovod")
-      ("warmup-epochs", po::value<double>()->default_value(d.warmup_epochs), "warm-up length in epochs (may be fractional)")
-      ("lr-schedule", po::value<std::string>()->default_value("cosine"), "decay for every configuration: constant, step, cosine, polynomial")
-      ("lr-steps", po::value<std::string>()->default_value(""), "step decay milestones in epochs, e.g. 3,4")
-      ("lr-gamma", po::value<double>()->default_value(d.step_gamma), "step decay factor")
-      ("lr-power", po::value<double>()->default_value(d.poly_power), "polynomial decay power")
       ("lars-lr", po::value<double>()->default_value(d.lars_lr), "LARS learning rate (before its trust ratios)")
       ("lars-eta", po::value<float>()->default_value(d.lars_eta), "LARS trust coefficient")
       ("lamb-lr", po::value<double>()->default_value(d.lamb_lr), "LAMB learning rate")
       ("configs", po::value<std::string>()->default_value(""), "comma-separated configurations to run (default: all)")
       ("target-accuracy", po::value<double>()->default_value(d.target_accuracy), "test accuracy whose time to reach is reported")
-      ("seed", po::value<long long>()->default_value(42), "seed for every configuration")
-      ("threads", po::value<int>()->default_value(1), "compute threads per rank")
-      ("device", po::value<std::string>()->default_value("cpu"), "where each rank computes: cpu or cuda (see scalelab train)")
-      ("max-steps", po::value<long long>()->default_value(0), "cap on steps per epoch, for quick runs (0: whole epochs)")
-      ("sync-batchnorm", po::bool_switch(), "allreduce BatchNorm statistics across ranks (SyncBatchNorm)")
       ("json", po::value<std::string>()->default_value(""), "write every record here (rank 0; rewritten after each configuration)")
       ("charts", po::value<std::string>()->default_value("converge-charts"), "folder for the charts (SVG, PNG, .dat, .gp); '' for none")
-      ("from", po::value<std::string>()->default_value(""), "comma-separated converge JSON files: table and charts only, no training")
-      ("backend", po::value<std::string>()->default_value("mpi"), "communicator backend")
-      ("quiet", po::bool_switch(), "no progress lines");
+      ("from", po::value<std::string>()->default_value(""), "comma-separated converge JSON files: table and charts only, no training");
   auto vm = parse(args, kUsage, o);
   if (!vm) return std::nullopt;
   Parsed p;
+  p.json = (*vm)["json"].as<std::string>();
+  p.charts = (*vm)["charts"].as<std::string>();
+  p.from = list_items((*vm)["from"].as<std::string>());
   ConvergeSettings& s = p.settings;
-  auto positive = [&](const char* name) {
-    const long long v = (*vm)[name].as<long long>();
-    if (v < 0) usage_error(args, fmt::format("--{} {}: must not be negative", name, v));
-    return static_cast<std::size_t>(v);
-  };
-  s.model = (*vm)["model"].as<std::string>();
-  s.dataset = (*vm)["dataset"].as<std::string>();
-  s.data_dir = (*vm)["data-dir"].as<std::string>();
-  s.epochs = (*vm)["epochs"].as<int>();
-  s.base_batch = positive("base-batch");
-  s.micro_batch = positive("micro-batch");
+  s.target_accuracy = (*vm)["target-accuracy"].as<double>();
+  if (!p.from.empty()) return p;  // redrawing: the training options are not used
+  const std::string experiment = (*vm)["experiment"].as<std::string>();
+  if (experiment == "course") {
+    apply_course_experiment(*vm);
+  } else if (experiment != "none") {
+    usage_error(args, "--experiment " + experiment + ": use course or none");
+  }
+  s.train = read_train_options(*vm);
+  if (s.train.warmup_named == optim::WarmupKind::none) {
+    usage_error(args, "--warmup none: the warm-up configurations need one; use gradual, constant or horovod");
+  }
+  const long long micro = (*vm)["micro-batch"].as<long long>();
+  if (micro < 0) usage_error(args, fmt::format("--micro-batch {}: must not be negative", micro));
+  s.micro_batch = static_cast<std::size_t>(micro);
   s.scale = (*vm)["scale"].as<int>();
   s.layerwise_scale = (*vm)["layerwise-scale"].as<int>();
-  s.optimizer = (*vm)["optimizer"].as<std::string>();
-  s.lr = (*vm)["lr"].as<double>();
-  s.momentum = (*vm)["momentum"].as<float>();
-  s.weight_decay = (*vm)["weight-decay"].as<float>();
-  s.warmup = optim::parse_warmup_kind((*vm)["warmup"].as<std::string>(), "--warmup");
-  if (s.warmup == optim::WarmupKind::none) usage_error(args, "--warmup none: the warm-up configurations need one; use gradual, constant or horovod");
-  s.warmup_epochs = (*vm)["warmup-epochs"].as<double>();
-  s.decay = optim::parse_decay_kind((*vm)["lr-schedule"].as<std::string>(), "--lr-schedule");
-  for (const auto& m : split_list((*vm)["lr-steps"].as<std::string>())) {
-    try {
-      s.step_epochs.push_back(std::stod(m));
-    } catch (const std::exception&) {
-      usage_error(args, "--lr-steps " + m + ": not a number of epochs");
-    }
-  }
-  s.step_gamma = (*vm)["lr-gamma"].as<double>();
-  s.poly_power = (*vm)["lr-power"].as<double>();
   s.lars_lr = (*vm)["lars-lr"].as<double>();
   s.lars_eta = (*vm)["lars-eta"].as<float>();
   s.lamb_lr = (*vm)["lamb-lr"].as<double>();
-  s.configs = split_list((*vm)["configs"].as<std::string>());
-  s.target_accuracy = (*vm)["target-accuracy"].as<double>();
-  s.seed = positive("seed");
-  s.threads = (*vm)["threads"].as<int>();
-  if (s.threads < 1) usage_error(args, "--threads: at least one thread");
-  s.max_steps = positive("max-steps");
-  p.sync_batchnorm = (*vm)["sync-batchnorm"].as<bool>();
-  p.device = (*vm)["device"].as<std::string>();
-  if (p.device != "cpu" && p.device != "cuda") usage_error(args, "--device " + p.device + ": unknown device; use cpu or cuda");
-  p.json = (*vm)["json"].as<std::string>();
-  p.charts = (*vm)["charts"].as<std::string>();
-  p.from = split_list((*vm)["from"].as<std::string>());
-  p.backend = (*vm)["backend"].as<std::string>();
-  p.quiet = (*vm)["quiet"].as<bool>();
+  s.configs = list_items((*vm)["configs"].as<std::string>());
   return p;
 }
 
 nlohmann::json settings_json(const ConvergeSettings& s) {
-  return {{"model", s.model}, {"dataset", s.dataset}, {"epochs", s.epochs}, {"base_batch", s.base_batch},
-          {"micro_batch", s.micro_batch ? s.micro_batch : s.base_batch}, {"scale", s.scale},
-          {"layerwise_scale", s.layerwise_scale}, {"optimizer", s.optimizer}, {"lr", s.lr},
-          {"reference_batch", s.base_batch}, {"momentum", s.momentum}, {"weight_decay", s.weight_decay},
-          {"warmup", optim::to_string(s.warmup)}, {"warmup_epochs", s.warmup_epochs},
-          {"lr_schedule", optim::to_string(s.decay)}, {"lars_lr", s.lars_lr}, {"lars_eta", s.lars_eta},
-          {"lamb_lr", s.lamb_lr}, {"seed", s.seed}, {"threads", s.threads}, {"max_steps", s.max_steps},
-          {"target_accuracy", s.target_accuracy}};
+  const train::TrainConfig& c = s.train.config;
+  return {{"model", c.model}, {"dataset", c.dataset.name}, {"epochs", c.epochs}, {"base_batch", s.base_batch()},
+          {"micro_batch", s.micro_batch ? s.micro_batch : s.base_batch()}, {"scale", s.scale},
+          {"layerwise_scale", s.layerwise_scale}, {"optimizer", c.optimizer}, {"lr", c.lr},
+          {"reference_batch", s.base_batch()}, {"momentum", c.optimizer_options.momentum},
+          {"weight_decay", c.optimizer_options.weight_decay}, {"warmup", optim::to_string(s.train.warmup_named)},
+          {"warmup_epochs", s.train.schedule.warmup_epochs}, {"lr_schedule", optim::to_string(s.train.schedule.decay)},
+          {"lars_lr", s.lars_lr}, {"lars_eta", s.lars_eta}, {"lamb_lr", s.lamb_lr}, {"seed", c.seed},
+          {"threads", c.threads}, {"max_steps", c.max_steps}, {"target_accuracy", s.target_accuracy}};
 }
 
 void report(const nlohmann::json& records, double target, const std::string& charts) {
@@ -200,7 +176,7 @@ int cmd_converge(const Args& args) {
   if (!parsed->from.empty()) return from_files(*parsed, args);
   const ConvergeSettings& s = parsed->settings;
   (void)make_converge_plan(s, 1);  // bad settings fail here, in one line, before MPI starts
-  auto comm = comm::make_communicator(parsed->backend);
+  auto comm = comm::make_communicator(s.train.backend);
   const std::vector<ConvergeRun> runs = make_converge_plan(s, comm->size());
   const bool rank0 = comm->rank() == 0;
   nlohmann::json doc = make_envelope("converge", 1, args.full);
@@ -211,29 +187,19 @@ int cmd_converge(const Args& args) {
   if (rank0 && !parsed->json.empty()) write_json_file(parsed->json, doc);  // an unwritable path fails now
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const ConvergeRun& run = runs[i];
-    train::TrainConfig c;
-    c.model = s.model;
-    c.dataset.name = s.dataset;
-    c.dataset.data_dir = s.data_dir;
-    c.dataset.seed = s.seed;
-    c.epochs = s.epochs;
+    train::TrainConfig c = s.train.config;  // the shared options; the run sets batch, optimizer and lr
     c.batch_size = run.micro_batch;
     c.backward_passes_per_step = run.workers / comm->size();
     c.optimizer = run.optimizer;
     c.optimizer_options = run.optimizer_options;
     c.lr = run.schedule.base_lr;
-    c.threads = s.threads;
-    c.device = parsed->device;
-    c.max_steps = s.max_steps;
-    c.seed = s.seed;
-    c.verbose = !parsed->quiet;
     train::Trainer trainer(c, *comm);
-    if (parsed->sync_batchnorm) train::enable_sync_batchnorm(trainer.model(), *comm);
+    if (s.train.sync_batchnorm) train::enable_sync_batchnorm(trainer.model(), *comm);
     optim::ScheduleConfig sc = run.schedule;
     sc.steps_per_epoch = static_cast<long>(trainer.steps_per_epoch());
     const optim::LrSchedule schedule(sc);
     trainer.set_lr_schedule([&schedule](long step) { return schedule.lr(step); });
-    if (rank0 && !parsed->quiet) {
+    if (rank0 && c.verbose) {
       std::cout << fmt::format("\n=== [{}/{}] {}: {}; {} emulated workers x micro-batch {} ({} per rank)\n", i + 1,
                                runs.size(), run.name, run.description, run.workers, run.micro_batch,
                                c.backward_passes_per_step)

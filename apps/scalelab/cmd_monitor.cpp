@@ -1,4 +1,4 @@
-// `scalelab monitor [-l SECONDS] [-o FILE.csv] [-c N] [--json FILE] [-- command args...]`: samples
+// `scalelab monitor [-l SECONDS] [--output FILE.csv] [--count N] [--json FILE] [-- command args...]`: samples
 // this node's GPUs through NVML into nvidia-smi-shaped CSV (lib/monitor), as the course does with
 // `nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu,memory.used,memory.total --format=csv
 // -l 5`, and reports NVLink traffic between start and end. It samples until Ctrl-C, until -c
@@ -21,20 +21,20 @@ namespace scalelab::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "scalelab monitor [-l SECONDS] [-o FILE.csv] [-c N] [--json FILE] [-- command args...]\n\n"
+    "scalelab monitor [-l SECONDS] [--output FILE.csv] [--count N] [--json FILE] [-- command args...]\n\n"
     "Samples every GPU of this node through NVML (the NVIDIA driver's libnvidia-ml.so.1) and writes\n"
     "one CSV row per GPU per sample, in the shape of\n"
     "  nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu,memory.used,memory.total,\\\n"
     "             power.draw,temperature.gpu --format=csv -l SECONDS\n"
     "It reads the NVLink throughput counters when it starts and when it ends, and reports each\n"
     "link's traffic (bytes, GB/s) or that the driver does not expose them. It samples until\n"
-    "interrupted (Ctrl-C), until -c samples, or while the command after `--` runs, and then exits\n"
+    "interrupted (Ctrl-C), until --count samples, or while the command after `--` runs, and then exits\n"
     "with that command's status.\n"
     "GPU status (scalelab monitor): ran (docs/gpu-status.md).\n\n"
     "examples:\n"
     "  scalelab monitor -l 5\n"
-    "  scalelab monitor -l 1 -o gpu.csv -- scalelab run -np 8 -- train --model cnn --epochs 1\n"
-    "  scalelab monitor -c 10 -l 0.5 -o gpu.csv --json gpu.json";
+    "  scalelab monitor -l 1 --output gpu.csv -- scalelab run -np 8 -- train --model cnn --epochs 1\n"
+    "  scalelab monitor --count 10 -l 0.5 --output gpu.csv --json gpu.json";
 
 struct Parsed {
   monitor::SessionOptions session;
@@ -60,8 +60,8 @@ std::optional<Parsed> parse_monitor(const Args& args) {
   po::options_description o("options");
   o.add_options()
       ("loop,l", po::value<double>()->default_value(5.0), "seconds between samples (nvidia-smi's -l)")
-      ("output,o", po::value<std::string>()->default_value(""), "write the CSV here (default: standard output)")
-      ("count,c", po::value<long long>()->default_value(0), "stop after N samples (0: until interrupted or the command ends)")
+      ("output", po::value<std::string>()->default_value(""), "write the CSV here (default: standard output)")
+      ("count", po::value<long long>()->default_value(0), "stop after N samples (0: until interrupted or the command ends)")
       ("json", po::value<std::string>()->default_value(""), "write the summary and NVLink traffic here (scalelab.monitor)");
   auto vm = parse(ours, kUsage, o);
   if (!vm) return std::nullopt;
@@ -70,7 +70,7 @@ std::optional<Parsed> parse_monitor(const Args& args) {
     usage_error(args, fmt::format("-l/--loop {}: give a positive number of seconds", interval));
   }
   const long long count = (*vm)["count"].as<long long>();
-  if (count < 0) usage_error(args, "-c/--count " + std::to_string(count) + ": must not be negative (0: no limit)");
+  if (count < 0) usage_error(args, "--count " + std::to_string(count) + ": must not be negative (0: no limit)");
   if (command && p.session.command.empty()) usage_error(args, "nothing after `--`: name the command to run");
   p.session.monitor.interval_s = interval;
   p.session.monitor.count = static_cast<std::size_t>(count);
@@ -89,7 +89,7 @@ int cmd_monitor(const Args& args) {
   std::ofstream file;
   if (!parsed->output.empty()) {
     file.open(parsed->output, std::ios::out | std::ios::trunc);
-    if (!file) throw_input("-o " + parsed->output + ": cannot write the file; check that its folder exists");
+    if (!file) throw_input("--output " + parsed->output + ": cannot write the file; check that its folder exists");
   }
   std::ostream& csv = parsed->output.empty() ? std::cout : file;
   // With the CSV on standard output, the report goes to standard error so the CSV stays clean.

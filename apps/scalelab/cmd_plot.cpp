@@ -1,4 +1,4 @@
-// `scalelab plot FILE.json... [-o BASE] [--title T]`: charts from scalelab JSON records, drawn
+// `scalelab plot FILE.json... [--output BASE] [--title T]`: charts from scalelab JSON records, drawn
 // with gnuplot by report/chart.h (BASE.svg and BASE.png, with BASE.dat and BASE.gp beside them
 // to restyle). All files must hold the same kind of record. Kinds:
 //   scalelab.bench   bus bandwidth against message size, one line per run and variant
@@ -81,11 +81,11 @@ const Plotter kPlotters[] = {
 };
 
 constexpr const char* kUsage =
-    "scalelab plot FILE.json... [-o BASE] [--title TEXT]\n\n"
+    "scalelab plot FILE.json... [--output BASE] [--title TEXT]\n\n"
     "Draws a chart from scalelab JSON records (scalelab.bench: bus bandwidth against message size)\n"
     "with gnuplot: BASE.svg and BASE.png, plus BASE.dat (the data) and BASE.gp (the script) to\n"
     "restyle and redraw with `gnuplot BASE.gp`. BASE defaults to the first file without .json.\n\n"
-    "example: scalelab plot bench.json -o out/busbw";
+    "example: scalelab plot bench.json --output out/busbw";
 
 }  // namespace
 
@@ -93,7 +93,7 @@ int cmd_plot(const Args& args) {
   po::options_description opts("options");
   opts.add_options()
       ("files", po::value<std::vector<std::string>>()->multitoken(), "JSON record files")
-      ("output,o", po::value<std::string>()->default_value(""), "output path without extension")
+      ("output", po::value<std::string>()->default_value(""), "output path without extension")
       ("title", po::value<std::string>()->default_value(""), "chart title (default: from the records)");
   po::positional_options_description pos;
   pos.add("files", -1);

@@ -45,7 +45,7 @@ int cmd_predict(const Args& args) {
   opts.add_options()
       ("collective", po::value<std::string>()->default_value("allreduce"), "allreduce, broadcast, allgather or reduce-scatter")
       ("machine,m", po::value<std::string>()->default_value("this"), "catalog name ('scalelab topo --list'), machine file, or 'this'")
-      ("gpus,g", po::value<std::string>()->default_value(""), "GPU count (8, or 64 across nodes) or positions (0,3); default one node's")
+      ("gpus", po::value<std::string>()->default_value(""), "GPU count (8, or 64 across nodes) or positions (0,3); default one node's")
       ("ranks", po::value<std::string>()->default_value("2"), "CPU ranks, for a machine without GPUs (this one)")
       ("minbytes,b", po::value<std::string>()->default_value("8"), "smallest size")
       ("maxbytes,e", po::value<std::string>()->default_value("512M"), "largest size")

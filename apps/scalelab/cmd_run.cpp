@@ -26,7 +26,7 @@ namespace {
 constexpr const char* kUsage =
     "scalelab run -np N [-H host:slots,...] [--dry-run] -- <scalelab subcommand and its options>\n\n"
     "Launches N ranks of this scalelab through Open MPI's mpirun and prints the command it runs.\n"
-    "  -np N, -n N        number of ranks\n"
+    "  -np N, --np N      number of ranks (-n N is a deprecated spelling: -n is bench's --iters)\n"
     "  -H, --host LIST    hosts and slots, e.g. node1:4,node2:4 (passed to mpirun as --host)\n"
     "  --dry-run          print the mpirun command and stop\n\n"
     "example: scalelab run -np 2 -- bench allreduce -b 1K -e 16M -f 4";
@@ -56,6 +56,7 @@ std::optional<RunArgs> parse_run(const Args& args) {
       std::cout << "usage: " << kUsage << std::endl;
       return std::nullopt;
     }
+    if (s == "-n") warn_deprecated(args.name, "-n", "-np");  // -n is bench's --iters
     if (s == "-np" || s == "-n" || s == "--np") {
       const auto v = parse_int(value(s), "-np");
       if (v < 1 || v > 100000) usage_error(args, "-np " + std::to_string(v) + ": give a number of ranks >= 1");

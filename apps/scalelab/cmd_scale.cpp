@@ -1,4 +1,6 @@
-// `scalelab scale --ranks 1,2,4 [train options]`: the course's scaling experiment in one command.
+// `scalelab scale --rank-counts 1,2,4 [train options]`: the course's scaling experiment in one command.
+// It declares the shared training options (train_options.h), checks them once, and passes those
+// given to every run.
 // Runs the same `scalelab train` at each rank count through `scalelab run -np N -- train ...`
 // (mpirun with --bind-to none, --oversubscribe and --allow-run-as-root where needed), reads each
 // run's --json, prints the table (ranks, global batch, images/sec, speed-up, scaling efficiency,
@@ -26,80 +28,76 @@
 #include "lab/runner.h"
 #include "report/chart.h"
 #include "report/table.h"
+#include "train_options.h"
 
 namespace scalelab::cli {
 namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
-    "scalelab scale --ranks 1,2,4 [--repeat R] [--out DIR] [--chart BASE] [--json FILE] [train options]\n\n"
+    "scalelab scale --rank-counts 1,2,4 [--repeat R] [--out DIR] [--chart BASE] [--json FILE] [train options]\n\n"
     "Runs `scalelab train` with the given options at each rank count (through `scalelab run -np N`,\n"
     "i.e. mpirun), then prints the scaling table: ranks, global batch, images/sec (median over the\n"
     "run's epochs, all ranks together), speed-up and scaling efficiency relative to the smallest\n"
     "rank count, and test accuracy. The chart shows images/sec against ranks with the ideal line.\n"
-    "--batch-size stays per rank, so the global batch grows with the ranks (as in Horovod).\n\n"
-    "  --ranks LIST   rank counts, comma separated (required)\n"
-    "  --out DIR      folder for each run's JSON (default scale-out)\n"
-    "  --chart BASE   chart files BASE.svg/.png/.dat/.gp (default <out>/scaling)\n"
-    "  --repeat R     run each rank count R times, interleaved; report the median (default 1)\n"
-    "  --json FILE    write the table as JSON\n"
-    "  every other option goes to `scalelab train` (see scalelab train --help)\n\n"
-    "example: scalelab scale --ranks 1,2 --model cnn --epochs 1 --max-steps 100";
+    "--batch-size stays per rank, so the global batch grows with the ranks (as in Horovod).\n"
+    "The training options are checked here, before any run, and passed to every run; those naming\n"
+    "one file every run would write (--checkpoint, --resume, --timeline) are refused.\n\n"
+    "example: scalelab scale --rank-counts 1,2 --model cnn --epochs 1 --max-steps 100";
 
 struct ScaleArgs {
   std::vector<int> ranks;
-  std::string out = "scale-out";
+  std::string out;
   std::string chart;
   std::string json;
   int repeat = 1;
-  std::vector<std::string> train_args;
+  std::vector<std::string> train_args;  // the training options given, as `scalelab train` reads them
 };
 
 std::vector<int> parse_ranks(const Args& args, const std::string& text) {
   std::vector<int> r;
   for (const auto& item : split_list(text)) {
-    const auto v = parse_int(item, "--ranks");
-    if (v < 1 || v > 4096) usage_error(args, "--ranks " + text + ": each rank count must be 1..4096");
+    const auto v = parse_int(item, "--rank-counts");
+    if (v < 1 || v > 4096) usage_error(args, "--rank-counts " + text + ": each rank count must be 1..4096");
     r.push_back(static_cast<int>(v));
   }
-  if (r.empty()) usage_error(args, "--ranks: give rank counts such as 1,2,4");
+  if (r.empty()) usage_error(args, "--rank-counts: give rank counts such as 1,2,4");
   std::sort(r.begin(), r.end());
   r.erase(std::unique(r.begin(), r.end()), r.end());
   return r;
 }
 
 std::optional<ScaleArgs> parse_scale(const Args& args) {
+  po::options_description o("options");
+  o.add_options()
+      ("rank-counts", po::value<std::string>(), "rank counts to run, comma separated, e.g. 1,2,4 (required)")
+      ("out", po::value<std::string>()->default_value("scale-out"), "folder for each run's JSON")
+      ("chart", po::value<std::string>()->default_value(""), "chart files BASE.svg/.png/.dat/.gp (default <out>/scaling)")
+      ("repeat", po::value<int>()->default_value(1), "run each rank count R times, interleaved; report the median")
+      ("json", po::value<std::string>()->default_value(""), "write the table as JSON");
+  po::options_description train_options("training options (as scalelab train takes them)");
+  add_train_options(train_options, TrainOptionSet::full);
+  o.add(train_options);
+  std::vector<po::option> given;
+  auto vm = parse(args, kUsage, o, nullptr, &given);
+  if (!vm) return std::nullopt;
+  (void)read_train_options(*vm);  // a bad value is one line now, not one per run
   ScaleArgs s;
-  const auto& a = args.argv;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const std::string& x = a[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= a.size()) usage_error(args, x + " needs a value");
-      return a[++i];
-    };
-    if (x == "-h" || x == "--help") {
-      std::cout << "usage: " << kUsage << std::endl;
-      return std::nullopt;
+  if (!vm->count("rank-counts")) usage_error(args, "give the rank counts with --rank-counts, e.g. --rank-counts 1,2");
+  s.ranks = parse_ranks(args, (*vm)["rank-counts"].as<std::string>());
+  s.out = (*vm)["out"].as<std::string>();
+  s.chart = (*vm)["chart"].as<std::string>();
+  s.json = (*vm)["json"].as<std::string>();
+  s.repeat = (*vm)["repeat"].as<int>();
+  if (s.repeat < 1 || s.repeat > 100) usage_error(args, "--repeat " + std::to_string(s.repeat) + ": give 1..100 runs per rank count");
+  for (const po::option& opt : given) {
+    if (train_options.find_nothrow(opt.string_key, false) == nullptr) continue;  // scale's own
+    if (shared_by_every_run(opt.string_key)) {
+      usage_error(args, "--" + opt.string_key + " would be shared by every run; use scalelab train for it");
     }
-    if (x == "--ranks") {
-      s.ranks = parse_ranks(args, value());
-    } else if (x == "--out") {
-      s.out = value();
-    } else if (x == "--chart") {
-      s.chart = value();
-    } else if (x == "--json") {
-      s.json = value();
-    } else if (x == "--repeat") {
-      const auto v = parse_int(value(), "--repeat");
-      if (v < 1 || v > 100) usage_error(args, "--repeat: give 1..100 runs per rank count");
-      s.repeat = static_cast<int>(v);
-    } else if (x == "--timeline" || x == "--checkpoint" || x == "--resume") {
-      usage_error(args, x + " would be shared by every run; use scalelab train for it");
-    } else {
-      s.train_args.push_back(x);
-    }
+    s.train_args.push_back("--" + opt.string_key);
+    s.train_args.insert(s.train_args.end(), opt.value.begin(), opt.value.end());
   }
-  if (s.ranks.empty()) usage_error(args, "give the rank counts with --ranks, e.g. --ranks 1,2");
   if (s.chart.empty()) s.chart = (fs::path(s.out) / "scaling").string();
   return s;
 }

@@ -77,7 +77,7 @@ int cmd_topo(const Args& args) {
   po::options_description opts("scalelab topo options");
   opts.add_options()
       ("machine,m", po::value<std::string>()->default_value("this"), "catalog name (see --list), a machine file (docs/machine-format.md), or 'this'")
-      ("gpus,g", po::value<std::string>()->default_value(""), "GPUs to show: positions (0,3) or a count (4); default all of one node")
+      ("gpus", po::value<std::string>()->default_value(""), "GPUs to show: positions (0,3) or a count (4); default all of one node")
       ("p2p", po::value<std::string>()->default_value("on"), "on, or off: routes through host memory (NCCL_P2P_DISABLE=1)")
       ("list", "list the catalog and exit")
       ("json", po::value<std::string>(), "write the topology, routes and rings as JSON (schema scalelab.topo)");

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "optim/factory.h"
 
 namespace scalelab::cli {
 
@@ -24,16 +23,15 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+// The shared schedule options (decay, milestones, reference batch, epochs) with no scaling and no
+// warm-up, at `lr` and `global_batch`.
 optim::ScheduleConfig base_schedule(const ConvergeSettings& s, double lr, std::size_t global_batch) {
-  optim::ScheduleConfig c;
+  optim::ScheduleConfig c = s.train.schedule;
   c.base_lr = lr;
-  c.reference_batch = static_cast<int>(s.base_batch);
+  c.scaling = optim::ScalingRule::none;
+  c.warmup = optim::WarmupKind::none;
   c.global_batch = static_cast<int>(global_batch);
-  c.decay = s.decay;
-  c.step_epochs = s.step_epochs;
-  c.step_gamma = s.step_gamma;
-  c.poly_power = s.poly_power;
-  c.epochs = s.epochs;
+  c.workers = 1;
   c.steps_per_epoch = 1;  // until the trainer knows
   return c;
 }
@@ -41,27 +39,27 @@ optim::ScheduleConfig base_schedule(const ConvergeSettings& s, double lr, std::s
 ConvergeRun make_run(const ConvergeSettings& s, const std::string& name) {
   ConvergeRun r;
   r.name = name;
-  r.optimizer = s.optimizer;
-  r.optimizer_options.momentum = s.momentum;
-  r.optimizer_options.weight_decay = s.weight_decay;
-  const std::size_t large = s.base_batch * static_cast<std::size_t>(s.scale);
-  const std::size_t larger = s.base_batch * static_cast<std::size_t>(s.layerwise_scale);
-  const std::string warm = fmt::format("{:g}-epoch {} warm-up", s.warmup_epochs, optim::to_string(s.warmup));
+  const double lr0 = s.train.config.lr;
+  const double warmup_epochs = s.train.schedule.warmup_epochs;
+  r.optimizer = s.train.config.optimizer;
+  r.optimizer_options = s.train.config.optimizer_options;
+  const std::size_t large = s.base_batch() * static_cast<std::size_t>(s.scale);
+  const std::size_t larger = s.base_batch() * static_cast<std::size_t>(s.layerwise_scale);
+  const std::string warm = fmt::format("{:g}-epoch {} warm-up", warmup_epochs, optim::to_string(s.train.warmup_named));
   if (name == "baseline") {
-    r.global_batch = s.base_batch;
-    r.schedule = base_schedule(s, s.lr, r.global_batch);
-    r.description = fmt::format("batch {}, lr {:g}", r.global_batch, s.lr);
+    r.global_batch = s.base_batch();
+    r.schedule = base_schedule(s, lr0, r.global_batch);
+    r.description = fmt::format("batch {}, lr {:g}", r.global_batch, lr0);
   } else if (name == "naive" || name == "linear" || name == "linear-warmup" || name == "sqrt") {
     r.global_batch = large;
-    r.schedule = base_schedule(s, s.lr, r.global_batch);
+    r.schedule = base_schedule(s, lr0, r.global_batch);
     if (name == "naive") {
-      r.description = fmt::format("batch {} (x{}), same lr {:g}", large, s.scale, s.lr);
+      r.description = fmt::format("batch {} (x{}), same lr {:g}", large, s.scale, lr0);
     } else {
       r.schedule.scaling = name == "sqrt" ? optim::ScalingRule::sqrt : optim::ScalingRule::linear;
       if (name != "linear") {
-        r.schedule.warmup = s.warmup;
-        r.schedule.warmup_epochs = s.warmup_epochs;
-        r.schedule.workers = static_cast<int>(large / (s.micro_batch ? s.micro_batch : s.base_batch));
+        r.schedule.warmup = s.train.warmup_named;
+        r.schedule.workers = static_cast<int>(large / (s.micro_batch ? s.micro_batch : s.base_batch()));
       }
       r.description = fmt::format("batch {}, lr x{}{}", large,
                                   name == "sqrt" ? fmt::format("{:.3g} (sqrt)", std::sqrt(double(s.scale)))
@@ -76,14 +74,13 @@ ConvergeRun make_run(const ConvergeSettings& s, const std::string& name) {
     r.optimizer_options.eps = 1e-6f;  // LAMB's usual epsilon
     r.schedule = base_schedule(s, lr, r.global_batch);
     r.schedule.warmup = optim::WarmupKind::gradual;
-    r.schedule.warmup_epochs = s.warmup_epochs;
     // Warm-up from the lr scaled down to the baseline batch, as Goyal et al. start from the
     // baseline's lr.
     r.schedule.warmup_start_lr = lr / s.layerwise_scale;
     r.description = fmt::format("batch {} (x{}), {} lr {:g}, {:g}-epoch warm-up from lr/{}", larger, s.layerwise_scale,
-                                name == "lars" ? "LARS" : "LAMB", lr, s.warmup_epochs, s.layerwise_scale);
+                                name == "lars" ? "LARS" : "LAMB", lr, warmup_epochs, s.layerwise_scale);
   }
-  r.micro_batch = s.micro_batch ? s.micro_batch : s.base_batch;
+  r.micro_batch = s.micro_batch ? s.micro_batch : s.base_batch();
   return r;
 }
 
@@ -96,14 +93,8 @@ std::vector<ConvergeRun> make_converge_plan(const ConvergeSettings& s, int ranks
       throw_usage(fmt::format("--configs {}: unknown configuration; use some of {}", c, join(names)));
     }
   }
-  const auto optimizers = optim::optimizer_names();
-  if (std::find(optimizers.begin(), optimizers.end(), s.optimizer) == optimizers.end()) {
-    throw_usage(fmt::format("--optimizer {}: unknown optimizer; use one of {}", s.optimizer, join(optimizers)));
-  }
-  if (s.epochs < 1) throw_usage(fmt::format("--epochs {}: train at least one epoch", s.epochs));
-  if (s.base_batch == 0) throw_usage("--base-batch 0: a batch needs at least one sample");
   if (s.scale < 1 || s.layerwise_scale < 1) throw_usage("--scale and --layerwise-scale must be at least 1");
-  for (auto [flag, lr] : {std::pair{"--lr", s.lr}, std::pair{"--lars-lr", s.lars_lr}, std::pair{"--lamb-lr", s.lamb_lr}}) {
+  for (auto [flag, lr] : {std::pair{"--lars-lr", s.lars_lr}, std::pair{"--lamb-lr", s.lamb_lr}}) {
     if (!(lr > 0.0) || !std::isfinite(lr)) {
       throw_usage(fmt::format("{} {:g}: a learning rate must be a positive number", flag, lr));
     }
@@ -127,7 +118,7 @@ std::vector<ConvergeRun> make_converge_plan(const ConvergeSettings& s, int ranks
                               name, r.workers, r.global_batch, r.micro_batch, ranks, r.workers));
     }
     // Validates the schedule now (warm-up longer than training, bad milestones), before any data loads.
-    (void)optim::LrSchedule(r.schedule);
+    r.schedule.validate();
     runs.push_back(std::move(r));
   }
   return runs;

@@ -1,6 +1,6 @@
 // The configurations `scalelab converge` compares (the course's large-batch lesson, after Goyal et
 // al. 2017 and You et al. 2017/2019), built from a few settings:
-//   baseline       small global batch B (--base-batch), --optimizer at --lr
+//   baseline       small global batch B (--base-batch), --optimizer at --lr (the course uses sgd)
 //   naive          B x scale, same lr: fewer steps of the same size, so the same epochs learn less
 //   linear         B x scale, lr x scale (linear scaling rule), no warm-up: unstable early
 //   linear-warmup  B x scale, lr x scale reached by gradual warm-up from lr over --warmup-epochs
@@ -19,36 +19,26 @@
 
 #include "optim/optimizer.h"
 #include "optim/schedule.h"
+#include "train_options.h"
 
 namespace scalelab::cli {
 
 struct ConvergeSettings {
-  std::string model = "mlp";
-  std::string dataset = "fashion-mnist";
-  std::string data_dir;
-  int epochs = 5;
-  std::size_t base_batch = 32;
-  std::size_t micro_batch = 0;      // per emulated worker per backward pass; 0: base_batch
-  int scale = 16;                   // large global batch = base_batch * scale
-  int layerwise_scale = 32;         // LARS / LAMB global batch = base_batch * layerwise_scale
-  std::string optimizer = "sgd";    // baseline, naive, linear, linear-warmup, sqrt
-  double lr = 0.01;                 // at base_batch (the reference batch of the scaling rules)
-  float momentum = 0.9f;
-  float weight_decay = 0.0f;
-  optim::WarmupKind warmup = optim::WarmupKind::gradual;
-  double warmup_epochs = 1.0;
-  optim::DecayKind decay = optim::DecayKind::cosine;
-  std::vector<double> step_epochs;
-  double step_gamma = 0.1;
-  double poly_power = 2.0;
+  // The shared training options (train_options.h): model, data, epochs, --optimizer and --lr of
+  // the non-layer-wise configurations, momentum, weight decay, --base-batch (the baseline's global
+  // batch, schedule.reference_batch), the warm-up (warmup_named, schedule.warmup_epochs) and the
+  // decay every configuration uses. Checked when read.
+  TrainOptions train;
+  std::size_t micro_batch = 0;      // per emulated worker per backward pass; 0: the base batch
+  int scale = 16;                   // large global batch = base batch * scale
+  int layerwise_scale = 32;         // LARS / LAMB global batch = base batch * layerwise_scale
   double lars_lr = 5.0;
   float lars_eta = 0.001f;
   double lamb_lr = 0.02;
   std::vector<std::string> configs;  // empty: all, in the order above
-  std::uint64_t seed = 42;
-  int threads = 1;
-  std::size_t max_steps = 0;         // cap on steps per epoch (quick runs); 0: whole epochs
   double target_accuracy = 0.85;
+
+  [[nodiscard]] std::size_t base_batch() const { return static_cast<std::size_t>(train.schedule.reference_batch); }
 };
 
 struct ConvergeRun {
@@ -65,9 +55,9 @@ struct ConvergeRun {
 // Names of the configurations, in the order they run.
 [[nodiscard]] const std::vector<std::string>& converge_config_names();
 
-// Checks the settings (usage errors naming the flag: unknown names, lr <= 0, warm-up longer than
-// training, a batch that does not divide among the emulated workers or the ranks) and returns
-// the runs. `ranks`: the ranks that will train (each emulated worker count must divide by it).
+// Checks what the shared options' validation cannot (usage errors naming the flag: unknown
+// configurations, the LARS/LAMB lrs, a batch that does not divide among the emulated workers or the
+// ranks; each run's schedule through ScheduleConfig::validate) and returns the runs. `ranks`: the ranks that will train (each emulated worker count must divide by it).
 [[nodiscard]] std::vector<ConvergeRun> make_converge_plan(const ConvergeSettings& s, int ranks);
 
 }  // namespace scalelab::cli

@@ -1,4 +1,11 @@
 // The table of flag_names.h: library parameter -> CLI flag. Keep rows sorted by parameter.
+// Parameters are the library's field names: train::TrainConfig (batch_size, lr, bucket_cap_bytes
+// ...), optim::OptimizerOptions (momentum, weight_decay, trust_coefficient), optim::ScheduleConfig
+// (base_lr, reference_batch, warmup_epochs, step_epochs, decay ...), bench::BenchOptions and its
+// sweep (min_bytes, iters, types ...), monitor::NodeMonitorOptions (csv_path, interval_s), and the
+// names of the inputs the library reads or writes (dataset, machine, gpus, json, timeline, resume).
+// "device" is TrainConfig's (cpu or cuda); a GPU's index, as the bandwidth test takes it, is
+// "cuda_device".
 #include "flag_names.h"
 
 #include <utility>
@@ -7,10 +14,58 @@ namespace scalelab::cli {
 namespace {
 
 constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
+    {"algo", "--algo"},
     {"algorithm", "--algo"},
+    {"backend", "--backend"},
+    {"backward_passes_per_step", "--backward-passes-per-step"},
+    {"base_lr", "--lr"},
     {"batch_size", "--batch-size"},
+    {"check", "-c/--check"},
+    {"checkpoint", "--checkpoint"},
+    {"compare", "--compare"},
+    {"csv_path", "--gpu-monitor"},
+    {"cuda_device", "--cuda-device"},
+    {"data_dir", "--data-dir"},
     {"dataset", "--dataset"},
+    {"decay", "--lr-schedule"},
     {"device", "--device"},
+    {"epochs", "--epochs"},
+    {"bucket_cap_bytes", "--bucket-cap"},
+    {"gpus", "--gpus"},
+    {"interval_s", "--gpu-monitor-interval"},
+    {"iters", "-n/--iters"},
+    {"json", "--json"},
+    {"loader_workers", "--loader-workers"},
+    {"lr", "--lr"},
+    {"machine", "--machine"},
+    {"max_bytes", "-e/--maxbytes"},
+    {"max_steps", "--max-steps"},
+    {"min_bytes", "-b/--minbytes"},
+    {"model", "--model"},
+    {"momentum", "--momentum"},
+    {"ops", "-o/--op"},
+    {"optimizer", "--optimizer"},
+    {"poly_power", "--lr-power"},
+    {"prefetch", "--prefetch"},
+    {"reference_batch", "--base-batch"},
+    {"resume", "--resume"},
+    {"root", "-r/--root"},
+    {"scaling", "--lr-scaling"},
+    {"seed", "--seed"},
+    {"stall_timeout_s", "--stall-timeout"},
+    {"step_bytes", "-i/--stepbytes"},
+    {"step_epochs", "--lr-steps"},
+    {"step_factor", "-f/--stepfactor"},
+    {"step_gamma", "--lr-gamma"},
+    {"threads", "--threads"},
+    {"throughput_skip", "--throughput-skip"},
+    {"timeline", "--timeline"},
+    {"trust_coefficient", "--lars-eta"},
+    {"types", "-d/--datatype"},
+    {"warmup", "--warmup"},
+    {"warmup_epochs", "--warmup-epochs"},
+    {"warmup_iters", "-w/--warmup_iters"},
+    {"weight_decay", "--weight-decay"},
 };
 
 }  // namespace

@@ -118,7 +118,7 @@ void scaling_table(StepContext& ctx) {
   if (counts.back() != n) counts.push_back(n);
   const std::string ranks = fmt::format("{}", fmt::join(counts, ","));
   // Throughput needs no evaluation and no full epoch: 60 steps per run (quick: 25).
-  const std::vector<std::string> args{"scale", "--ranks", ranks, "--out", ctx.out("scale"), "--json", ctx.out("scale.json"),
+  const std::vector<std::string> args{"scale", "--rank-counts", ranks, "--out", ctx.out("scale"), "--json", ctx.out("scale.json"),
                                       "--model", "cnn", "--dataset", ctx.options().dataset, "--epochs", "1",
                                       "--batch-size", std::to_string(kBatch), "--threads", "1", "--no-eval",
                                       "--max-steps", ctx.options().quick ? "25" : "60"};

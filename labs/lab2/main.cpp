@@ -34,7 +34,7 @@ constexpr const char* kDoubledLr = "0.02";  // steps 3 and 4 also try twice that
 
 std::vector<std::string> converge_args(const LabOptions& o, const std::string& configs, const std::string& json,
                                        const std::string& lr = kLr) {
-  return {"converge", "--model", "mlp", "--dataset", o.dataset, "--epochs", std::to_string(epochs(o)),
+  return {"converge", "--model", "mlp", "--optimizer", "sgd", "--dataset", o.dataset, "--epochs", std::to_string(epochs(o)),
           "--base-batch", std::to_string(kBaseBatch), "--scale", std::to_string(kScale), "--layerwise-scale",
           std::to_string(kLayerwiseScale), "--lr", lr, "--warmup-epochs", "1", "--lr-schedule", "cosine",
           "--target-accuracy", fmt::format("{}", kTargetAccuracy), "--seed", "42", "--configs", configs,

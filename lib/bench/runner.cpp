@@ -233,28 +233,28 @@ void require_same_options(comm::Communicator& comm, const BenchOptions& o) {
   for (const ReduceOp op : o.ops) ops += std::string(comm::name_of(op)) + ",";
   const struct {
     std::uint64_t value;
-    const char* what;
+    const char* parameter;  // BenchOptions' name for it
   } checks[] = {
-      {static_cast<std::uint64_t>(o.collective), "the collective"},
-      {o.sweep.min_bytes, "-b/--minbytes"},
-      {o.sweep.max_bytes, "-e/--maxbytes"},
-      {o.sweep.step_factor, "-f/--stepfactor"},
-      {o.sweep.step_bytes, "-i/--stepbytes"},
-      {fingerprint(types), "-d/--datatype (a hash of the names)"},
-      {fingerprint(ops), "-o/--op (a hash of the names)"},
-      {static_cast<std::uint64_t>(o.root), "-r/--root"},
-      {static_cast<std::uint64_t>(o.iters), "-n/--iters"},
-      {static_cast<std::uint64_t>(o.warmup_iters), "-w/--warmup_iters"},
-      {static_cast<std::uint64_t>(o.check), "-c/--check"},
-      {static_cast<std::uint64_t>(o.compare), "--compare"},
-      {fingerprint(o.algorithm), "--algo (a hash of the name)"},
+      {static_cast<std::uint64_t>(o.collective), "collective"},
+      {o.sweep.min_bytes, "min_bytes"},
+      {o.sweep.max_bytes, "max_bytes"},
+      {o.sweep.step_factor, "step_factor"},
+      {o.sweep.step_bytes, "step_bytes"},
+      {fingerprint(types), "types"},
+      {fingerprint(ops), "ops"},
+      {static_cast<std::uint64_t>(o.root), "root"},
+      {static_cast<std::uint64_t>(o.iters), "iters"},
+      {static_cast<std::uint64_t>(o.warmup_iters), "warmup_iters"},
+      {static_cast<std::uint64_t>(o.check), "check"},
+      {static_cast<std::uint64_t>(o.compare), "compare"},
+      {fingerprint(o.algorithm), "algorithm"},
   };
   for (const auto& c : checks) {
     try {
-      comm::require_same(comm, c.value, std::string("scalelab bench ") + c.what + ": ranks disagree");
+      comm::require_same(comm, c.value, c.parameter, "ranks disagree");
     } catch (const Error& e) {
       // Ranks launched with different command lines: a usage problem the user fixes (exit 2).
-      if (e.kind() == ErrorKind::comm) throw_usage(e.what());
+      if (e.kind() == ErrorKind::comm) throw Error(ErrorKind::usage, e.parameter(), e.detail());
       throw;
     }
   }
@@ -262,10 +262,11 @@ void require_same_options(comm::Communicator& comm, const BenchOptions& o) {
 
 BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const RowCallback& on_row) {
   require_same_options(comm, o);
-  if (o.iters < 1) throw_usage("-n/--iters " + std::to_string(o.iters) + ": give at least 1 iteration");
-  if (o.warmup_iters < 0) throw_usage("-w/--warmup_iters " + std::to_string(o.warmup_iters) + ": give 0 or more");
+  if (o.iters < 1) throw_parameter(ErrorKind::usage, "iters", std::to_string(o.iters) + ": give at least 1 iteration");
+  if (o.warmup_iters < 0) throw_parameter(ErrorKind::usage, "warmup_iters", std::to_string(o.warmup_iters) + ": give 0 or more");
   if (has_root(o.collective) && (o.root < 0 || o.root >= comm.size())) {
-    throw_usage("-r/--root " + std::to_string(o.root) + ": no such rank; give 0.." + std::to_string(comm.size() - 1));
+    throw_parameter(ErrorKind::usage, "root",
+                    std::to_string(o.root) + ": no such rank; give 0.." + std::to_string(comm.size() - 1));
   }
   // Every size must suit every type before anything runs.
   std::vector<std::vector<std::uint64_t>> sizes;
@@ -274,7 +275,9 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
   auto algo = collectives::make_algorithm(o.collective, o.algorithm);
   std::unique_ptr<Algorithm> library;
   if (o.compare) {
-    if (o.algorithm == "library") throw_usage("--compare times --algo against library; choose another --algo");
+    if (o.algorithm == "library") {
+      throw_parameter(ErrorKind::usage, "algorithm", "library: a comparison times an algorithm against library; choose another");
+    }
     library = collectives::make_algorithm(o.collective, "library");
   }
   const std::vector<ReduceOp> ops = has_reduction(o.collective) ? o.ops : std::vector<ReduceOp>{o.ops.front()};

@@ -2,11 +2,14 @@
 // buffers whose sizes must match: a mismatch becomes one clear error instead of a hang or a
 // silent wrong result.
 //
-//   require_same(comm, count, "--minbytes: ranks disagree on the element count");
+//   require_same(comm, count, "the element count: ranks disagree");
 //
 // throws (ErrorKind::comm), on every rank:
-//   --minbytes: ranks disagree on the element count: rank 0 has 262144, rank 1 has 524288;
+//   the element count: ranks disagree: rank 0 has 262144, rank 1 has 524288;
 //   launch every rank with the same arguments
+// The overload with a parameter names it as the library does (core/error.h's throw_parameter),
+// so that a command-line front end prints its own flag in its place:
+//   require_same(comm, batch, "batch_size", "ranks disagree")
 // It is collective: every rank must call it, in the same order.
 #pragma once
 #include <cstdint>
@@ -17,5 +20,6 @@
 namespace scalelab::comm {
 
 void require_same(Communicator& comm, std::uint64_t value, std::string_view what);
+void require_same(Communicator& comm, std::uint64_t value, std::string_view parameter, std::string_view what);
 
 }  // namespace scalelab::comm

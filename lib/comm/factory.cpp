@@ -32,12 +32,13 @@ std::unique_ptr<Communicator> make_communicator(std::string_view backend) {
   if (backend == "nccl") return make_nccl_communicator();
 #endif
   if (backend_known_but_absent(backend)) {
-    throw_usage("--backend nccl: this scalelab was built without NCCL (no CUDA toolkit with NCCL was "
-                "found at configure time); use --backend mpi, or rebuild where CUDA and NCCL are installed");
+    throw_parameter(ErrorKind::usage, "backend",
+                    "nccl: this scalelab was built without NCCL (no CUDA toolkit with NCCL was found at configure "
+                    "time); use mpi, or rebuild where CUDA and NCCL are installed");
   }
   std::string valid;
   for (const auto& n : backend_names()) valid += (valid.empty() ? "" : ", ") + n;
-  throw_usage("--backend: unknown backend '" + std::string(backend) + "'; use one of " + valid);
+  throw_parameter(ErrorKind::usage, "backend", ": unknown backend '" + std::string(backend) + "'; use one of " + valid);
 }
 
 }  // namespace scalelab::comm

@@ -32,13 +32,13 @@ void write_json_file(const std::string& path, const nlohmann::json& doc) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw_input("--json " + path + ": cannot open for writing; check that the folder exists and is writable");
+    if (!out) throw_parameter(ErrorKind::input, "json", path + ": cannot open for writing; check that the folder exists and is writable");
     out << doc.dump(1) << '\n';
-    if (!out.flush()) throw_runtime("--json " + path + ": write failed (disk full?)");
+    if (!out.flush()) throw_parameter(ErrorKind::runtime, "json", path + ": write failed (disk full?)");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
-    throw_runtime("--json " + path + ": cannot rename the temporary file into place");
+    throw_parameter(ErrorKind::runtime, "json", path + ": cannot rename the temporary file into place");
   }
 }
 

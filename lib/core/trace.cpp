@@ -62,13 +62,13 @@ void write_chrome_trace(const std::string& path, const Trace& trace, const Trace
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw_input("--timeline " + path + ": cannot open for writing; check that the folder exists and is writable");
+    if (!out) throw_parameter(ErrorKind::input, "timeline", path + ": cannot open for writing; check that the folder exists and is writable");
     out << chrome_trace_json(trace, labels) << '\n';
-    if (!out.flush()) throw_runtime("--timeline " + path + ": write failed (disk full?)");
+    if (!out.flush()) throw_parameter(ErrorKind::runtime, "timeline", path + ": write failed (disk full?)");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
-    throw_runtime("--timeline " + path + ": cannot rename the temporary file into place");
+    throw_parameter(ErrorKind::runtime, "timeline", path + ": cannot rename the temporary file into place");
   }
 }
 

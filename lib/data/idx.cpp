@@ -23,7 +23,7 @@ using GzFile = std::unique_ptr<gzFile_s, GzCloser>;
 
 GzFile open_read(const std::string& path) {
   GzFile f(gzopen(path.c_str(), "rb"));
-  if (!f) throw_input(path + ": cannot open the IDX file; check the path or --data-dir");
+  if (!f) throw_input(path + ": cannot open the IDX file; check the path or the data folder");
   gzbuffer(f.get(), 1 << 17);
   return f;
 }

@@ -14,6 +14,12 @@ namespace scalelab::data {
 namespace fs = std::filesystem;
 namespace {
 
+// The parameter that named the folder `dir` holding `dataset`: the dataset itself when it was
+// given as a folder, else DatasetSpec::data_dir (given, from SCALELAB_DATA_DIR, or the default).
+std::string folder_parameter(const fs::path& dir, const std::string& dataset) {
+  return dir.string() == dataset ? "dataset" : "data_dir";
+}
+
 // The file for `stem` in `dir`: stem, stem.gz, or MNIST's dotted variant ("train-images.idx3-ubyte").
 std::string find_file(const fs::path& dir, const std::string& stem, const std::string& dataset, bool default_dir) {
   std::string dotted = stem;
@@ -23,10 +29,11 @@ std::string find_file(const fs::path& dir, const std::string& stem, const std::s
     std::error_code ec;
     if (fs::is_regular_file(dir / name, ec)) return (dir / name).string();
   }
-  std::string hint = default_dir ? "install it with 'apt-get install dataset-fashion-mnist' or point --data-dir (or "
-                                   "SCALELAB_DATA_DIR) at a folder holding the four IDX files"
-                                 : "check --data-dir / --dataset, or use --dataset synthetic";
-  throw_input(dataset + ": no " + stem + "[.gz] in " + dir.string() + "; " + hint);
+  const std::string hint = default_dir ? "install it with 'apt-get install dataset-fashion-mnist' or point the data folder "
+                                         "(or SCALELAB_DATA_DIR) at a folder holding the four IDX files"
+                                       : "give a folder holding the four IDX files, or use the synthetic dataset";
+  throw_parameter(ErrorKind::input, folder_parameter(dir, dataset),
+                  dir.string() + ": no " + stem + "[.gz] for " + dataset + "; " + hint);
 }
 
 // One split's images and labels, checked against each other.
@@ -54,10 +61,13 @@ DatasetSplits load_folder(const fs::path& dir, const std::string& dataset, bool 
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     if (default_dir) {
-      throw_input(dataset + ": folder " + dir.string() + " not found; install it with 'apt-get install "
-                  "dataset-fashion-mnist' or point --data-dir (or SCALELAB_DATA_DIR) at a folder holding the IDX files");
+      throw_parameter(ErrorKind::input, "data_dir",
+                      dir.string() + ": folder not found for " + dataset + "; install it with 'apt-get install "
+                      "dataset-fashion-mnist' or point the data folder (or SCALELAB_DATA_DIR) at a folder holding the "
+                      "IDX files");
     }
-    throw_input(dataset + ": folder " + dir.string() + " not found; check --data-dir");
+    throw_parameter(ErrorKind::input, folder_parameter(dir, dataset),
+                    dir.string() + ": folder not found for " + dataset + "; check the path");
   }
   RawSplit train = load_split(dir, "train", dataset, default_dir);
   RawSplit test = load_split(dir, "t10k", dataset, default_dir);
@@ -103,8 +113,8 @@ DatasetSplits load_dataset(const DatasetSpec& spec) {
   }
   std::error_code ec;
   if (fs::is_directory(spec.name, ec)) return load_folder(spec.name, spec.name, false);
-  throw_usage("--dataset " + spec.name + ": unknown dataset; use fashion-mnist, synthetic, or a folder holding " +
-              "MNIST-format IDX files");
+  throw_parameter(ErrorKind::usage, "dataset",
+                  spec.name + ": unknown dataset; use fashion-mnist, synthetic, or a folder holding MNIST-format IDX files");
 }
 
 }  // namespace scalelab::data

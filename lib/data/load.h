@@ -4,7 +4,8 @@
 //   synthetic      generated on the fly (data/synthetic.h), 60,000 + 10,000 samples of 1x28x28
 //   a folder       any MNIST-format files in it (train-images-idx3-ubyte[.gz], train-labels-
 //                  idx1-ubyte[.gz], t10k-images-idx3-ubyte[.gz], t10k-labels-idx1-ubyte[.gz])
-// A missing dataset names the package or the flag; a corrupt one names the file and the problem.
+// A missing dataset names the package or the folder parameter (data_dir, dataset); a corrupt one
+// names the file and the problem.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -10,7 +10,7 @@ namespace scalelab::data {
 
 BatchLoader::BatchLoader(const Dataset& dataset, std::size_t batch, int workers, int depth)
     : dataset_(dataset), batch_(batch) {
-  if (batch_ == 0) throw_usage("--batch-size 0: a batch needs at least one sample");
+  if (batch_ == 0) throw_parameter(ErrorKind::usage, "batch_size", "0: a batch needs at least one sample");
   if (workers < 1) throw_usage("loader: at least one worker thread is needed");
   if (depth < 1) throw_usage("loader: the prefetch depth must be at least 1");
   slots_.resize(static_cast<std::size_t>(depth));

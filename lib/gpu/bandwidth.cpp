@@ -214,7 +214,7 @@ DeviceInfo open_device(int device) {
   }
   if (count == 0) throw_runtime("bandwidth: CUDA reports no GPU; run on a machine with an NVIDIA GPU");
   if (device < 0 || device >= count) {
-    throw_parameter(ErrorKind::usage, "gpu_index",
+    throw_parameter(ErrorKind::usage, "cuda_device",
                     std::to_string(device) + ": no such GPU; this machine shows " + std::to_string(count) + " (0.." +
                         std::to_string(count - 1) + ")");
   }

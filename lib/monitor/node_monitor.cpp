@@ -26,7 +26,7 @@ std::string per_node_path(const std::string& path, const std::string& host) {
 NodeMonitor::NodeMonitor(const NodeMonitorOptions& options) {
   if (options.csv_path.empty()) return;
   if (!(options.interval_s > 0) || !std::isfinite(options.interval_s)) {
-    throw_usage(fmt::format("--gpu-monitor-interval {}: give a positive number of seconds", options.interval_s));
+    throw_parameter(ErrorKind::usage, "interval_s", fmt::format("{}: give a positive number of seconds", options.interval_s));
   }
   auto sampler = open_nvml_sampler();  // every rank: without NVML all stop here, with one line
   const LaunchEnv env = read_launch_env();
@@ -38,7 +38,7 @@ NodeMonitor::NodeMonitor(const NodeMonitorOptions& options) {
     path_ = per_node_path(path_, host);
   }
   file_.open(path_, std::ios::out | std::ios::trunc);
-  if (!file_) throw_input("--gpu-monitor " + path_ + ": cannot write the file; check that its folder exists");
+  if (!file_) throw_parameter(ErrorKind::input, "csv_path", path_ + ": cannot write the file; check that its folder exists");
   sampler_ = std::move(sampler);
   MonitorOptions mo;
   mo.interval_s = options.interval_s;

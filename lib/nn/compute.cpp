@@ -87,7 +87,7 @@ Pool& pool() {
 }  // namespace
 
 void set_compute_threads(int n) {
-  if (n < 1) throw_usage("--threads " + std::to_string(n) + ": the thread count must be at least 1");
+  if (n < 1) throw_parameter(ErrorKind::usage, "threads", std::to_string(n) + ": the thread count must be at least 1");
   g_threads = n;
   blas_set_threads(n);
   pool().ensure(static_cast<std::size_t>(n));

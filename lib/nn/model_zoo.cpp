@@ -99,7 +99,7 @@ std::unique_ptr<Model> make_model(const std::string& name, const Shape& input_sh
   }
   std::string known;
   for (const auto& n : model_names()) known += (known.empty() ? "" : ", ") + n;
-  throw_usage("--model " + name + ": unknown model; choose one of " + known);
+  throw_parameter(ErrorKind::usage, "model", name + ": unknown model; choose one of " + known);
 }
 
 }  // namespace scalelab::nn

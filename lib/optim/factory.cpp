@@ -41,7 +41,7 @@ std::unique_ptr<Optimizer> make_optimizer(const std::string& name, const Optimiz
     if (name == e.name) return e.make(options);
   std::string known;
   for (const auto& n : optimizer_names()) known += (known.empty() ? "" : ", ") + n;
-  throw_usage("--optimizer " + name + ": unknown optimizer; choose one of " + known);
+  throw_parameter(ErrorKind::usage, "optimizer", name + ": unknown optimizer; choose one of " + known);
 }
 
 }  // namespace scalelab::optim

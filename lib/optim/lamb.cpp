@@ -38,15 +38,7 @@ float lamb_update(std::span<float> w, std::span<const float> g, std::span<float>
   return trust;
 }
 
-Lamb::Lamb(const OptimizerOptions& options) : Optimizer(options) {
-  auto in01 = [](float b) { return b >= 0.0f && b < 1.0f; };
-  if (!in01(options.beta1) || !in01(options.beta2))
-    throw_usage("LAMB betas (" + std::to_string(options.beta1) + ", " + std::to_string(options.beta2) +
-                "): each must be in [0, 1)");
-  if (!(options.eps > 0.0f)) throw_usage("LAMB eps " + std::to_string(options.eps) + ": it must be > 0");
-  if (options.weight_decay < 0.0f)
-    throw_usage("--weight-decay " + std::to_string(options.weight_decay) + ": it must be >= 0");
-}
+Lamb::Lamb(const OptimizerOptions& options) : Optimizer(options) { options.validate(); }
 
 void Lamb::step(nn::ParameterSet& params, float lr) {
   check_lr(lr);

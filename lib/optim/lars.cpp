@@ -41,13 +41,8 @@ float lars_update(std::span<float> w, std::span<const float> g, std::span<float>
 }
 
 Lars::Lars(const OptimizerOptions& options) : Optimizer(options) {
-  if (options.momentum < 0.0f || options.momentum >= 1.0f)
-    throw_usage("--momentum " + std::to_string(options.momentum) + ": LARS needs a momentum in [0, 1)");
-  if (!(options.trust_coefficient > 0.0f))
-    throw_usage("LARS trust coefficient " + std::to_string(options.trust_coefficient) + ": it must be > 0");
-  if (options.weight_decay < 0.0f)
-    throw_usage("--weight-decay " + std::to_string(options.weight_decay) + ": it must be >= 0");
-  if (options.nesterov) throw_usage("--nesterov: LARS here uses plain momentum; drop --nesterov");
+  options.validate();
+  if (options.nesterov) throw_parameter(ErrorKind::usage, "nesterov", ": LARS here uses plain momentum; leave nesterov off");
 }
 
 void Lars::step(nn::ParameterSet& params, float lr) {

@@ -3,9 +3,30 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 
 namespace scalelab::optim {
+
+void OptimizerOptions::validate() const {
+  const auto bad = [](const char* parameter, float v, const char* fix) {
+    throw_parameter(ErrorKind::usage, parameter, fmt::format("{:g}: {}", v, fix));
+  };
+  const auto in01 = [](float v) { return std::isfinite(v) && v >= 0.0f && v < 1.0f; };
+  if (!in01(momentum)) bad("momentum", momentum, "give a momentum in [0, 1), e.g. 0.9");
+  if (!(std::isfinite(dampening) && dampening >= 0.0f && dampening <= 1.0f)) bad("dampening", dampening, "give [0, 1]");
+  if (!(std::isfinite(weight_decay) && weight_decay >= 0.0f)) bad("weight_decay", weight_decay, "give 0 or more, e.g. 5e-4");
+  if (!in01(beta1)) bad("beta1", beta1, "give a value in [0, 1), e.g. 0.9");
+  if (!in01(beta2)) bad("beta2", beta2, "give a value in [0, 1), e.g. 0.999");
+  if (!(std::isfinite(eps) && eps > 0.0f)) bad("eps", eps, "give a small positive number, e.g. 1e-8");
+  if (!(std::isfinite(trust_coefficient) && trust_coefficient > 0.0f)) {
+    bad("trust_coefficient", trust_coefficient, "give a positive number, e.g. 0.001");
+  }
+  if (nesterov && (momentum <= 0.0f || dampening != 0.0f)) {
+    throw_parameter(ErrorKind::usage, "nesterov", ": needs a positive momentum and zero dampening (as in PyTorch)");
+  }
+}
 
 void Optimizer::bind(const nn::ParameterSet& params) {
   if (bound_size_ == params.size()) return;
@@ -21,7 +42,7 @@ void Optimizer::bind(const nn::ParameterSet& params) {
 
 void Optimizer::check_lr(float lr) {
   if (!(lr > 0.0f) || !std::isfinite(lr))
-    throw_usage("learning rate " + std::to_string(lr) + ": it must be a positive number (e.g. --lr 0.001)");
+    throw_parameter(ErrorKind::usage, "lr", fmt::format("{:g}: the learning rate must be a positive finite number, e.g. 0.001", lr));
 }
 
 }  // namespace scalelab::optim

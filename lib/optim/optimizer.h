@@ -26,6 +26,11 @@ struct OptimizerOptions {
   float eps = 1e-8f;            // Adam (1e-6 is LAMB's usual value)
   float trust_coefficient = 0.001f;  // LARS eta
   bool exclude_bias_and_norm = true; // LARS/LAMB: no trust ratio or weight decay on biases/norms
+
+  // Throws a usage error naming the field at fault (core/error.h): momentum outside [0, 1),
+  // negative weight decay, betas outside [0, 1), eps or the trust coefficient not positive,
+  // anything not finite, nesterov without momentum. Every optimizer's constructor calls it.
+  void validate() const;
 };
 
 // A named slice of state(), e.g. {"exp_avg", 0, n}: one float per parameter float.

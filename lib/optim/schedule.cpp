@@ -14,13 +14,13 @@ namespace scalelab::optim {
 namespace {
 
 template <typename Enum, std::size_t N>
-Enum parse_name(const std::string& name, const std::string& flag, const std::pair<const char*, Enum> (&table)[N]) {
+Enum parse_name(const std::string& name, const std::string& parameter, const std::pair<const char*, Enum> (&table)[N]) {
   std::string valid;
   for (const auto& [n, e] : table) {
     if (name == n) return e;
     valid += valid.empty() ? n : std::string(", ") + n;
   }
-  throw_usage(fmt::format("{}: unknown value '{}'; use one of {}", flag, name, valid));
+  throw_parameter(ErrorKind::usage, parameter, fmt::format("{}: unknown value; use one of {}", name, valid));
 }
 
 constexpr std::pair<const char*, ScalingRule> kScaling[] = {
@@ -44,72 +44,82 @@ std::string name_of(Enum e, const std::pair<const char*, Enum> (&table)[N]) {
 
 }  // namespace
 
-ScalingRule parse_scaling_rule(const std::string& name, const std::string& flag) {
-  return parse_name(name, flag, kScaling);
+ScalingRule parse_scaling_rule(const std::string& name, const std::string& parameter) {
+  return parse_name(name, parameter, kScaling);
 }
-WarmupKind parse_warmup_kind(const std::string& name, const std::string& flag) {
-  return parse_name(name, flag, kWarmup);
+WarmupKind parse_warmup_kind(const std::string& name, const std::string& parameter) {
+  return parse_name(name, parameter, kWarmup);
 }
-DecayKind parse_decay_kind(const std::string& name, const std::string& flag) {
-  return parse_name(name, flag, kDecay);
+DecayKind parse_decay_kind(const std::string& name, const std::string& parameter) {
+  return parse_name(name, parameter, kDecay);
 }
 std::string to_string(ScalingRule r) { return name_of(r, kScaling); }
 std::string to_string(WarmupKind w) { return name_of(w, kWarmup); }
 std::string to_string(DecayKind d) { return name_of(d, kDecay); }
 
-LrSchedule::LrSchedule(ScheduleConfig config) : config_(std::move(config)) {
-  const auto& c = config_;
-  if (!(c.base_lr > 0.0) || !std::isfinite(c.base_lr)) {
-    throw_usage(fmt::format("--lr: learning rate {} must be a positive number; try 0.1", c.base_lr));
+void ScheduleConfig::validate() const {
+  const auto bad = [](const char* parameter, const std::string& detail) {
+    throw_parameter(ErrorKind::usage, parameter, detail);
+  };
+  if (!(base_lr > 0.0) || !std::isfinite(base_lr)) {
+    bad("base_lr", fmt::format("{}: the learning rate must be a positive finite number; try 0.1", base_lr));
   }
-  if (c.reference_batch <= 0) {
-    throw_usage(fmt::format("--lr-reference-batch: {} must be a positive batch size", c.reference_batch));
+  if (reference_batch <= 0) bad("reference_batch", fmt::format("{}: the reference batch must be at least 1", reference_batch));
+  if (global_batch <= 0) bad("global_batch", fmt::format("{}: a step needs at least one sample", global_batch));
+  if (!(epochs > 0.0) || !std::isfinite(epochs)) bad("epochs", fmt::format("{}: train at least one epoch", epochs));
+  if (steps_per_epoch <= 0) bad("steps_per_epoch", fmt::format("{}: an epoch needs at least one step", steps_per_epoch));
+  if (!(warmup_epochs >= 0.0) || !std::isfinite(warmup_epochs)) {
+    bad("warmup_epochs", fmt::format("{}: give a warm-up length of 0 or more epochs", warmup_epochs));
   }
-  if (c.global_batch <= 0) throw_usage(fmt::format("global batch {} must be positive", c.global_batch));
-  if (!(c.epochs > 0.0)) throw_usage(fmt::format("--epochs: {} must be positive", c.epochs));
-  if (c.steps_per_epoch <= 0) throw_usage(fmt::format("steps per epoch {} must be positive", c.steps_per_epoch));
-  if (c.warmup != WarmupKind::none) {
-    if (!(c.warmup_epochs > 0.0)) {
-      throw_usage(fmt::format("--warmup-epochs: {} must be positive with --warmup {}", c.warmup_epochs,
-                              to_string(c.warmup)));
+  if (warmup != WarmupKind::none) {
+    if (!(warmup_epochs > 0.0)) {
+      bad("warmup_epochs", fmt::format("{}: a {} warm-up needs a positive length in epochs, e.g. 1", warmup_epochs,
+                                       to_string(warmup)));
     }
-    if (c.warmup_epochs > c.epochs) {
-      throw_usage(fmt::format("--warmup-epochs: a warm-up of {} epochs is longer than training ({} epochs); "
-                              "shorten the warm-up or train longer",
-                              c.warmup_epochs, c.epochs));
+    if (warmup_epochs > epochs) {
+      bad("warmup_epochs", fmt::format("{}: the warm-up is longer than training ({} epochs); "
+                                       "shorten the warm-up or train longer",
+                                       warmup_epochs, epochs));
     }
   }
-  if (c.warmup == WarmupKind::horovod && c.workers < 1) {
-    throw_usage(fmt::format("--warmup horovod: {} workers; need at least 1", c.workers));
+  if (warmup == WarmupKind::horovod && workers < 1) {
+    bad("workers", fmt::format("{}: Horovod's warm-up needs at least 1 worker", workers));
   }
-  if (c.decay == DecayKind::step) {
-    if (c.step_epochs.empty()) throw_usage("--lr-steps: step decay needs at least one milestone epoch, e.g. 30,60,80");
-    for (double e : c.step_epochs) {
-      if (!(e > 0.0) || e >= c.epochs) {
-        throw_usage(fmt::format("--lr-steps: milestone epoch {} is outside the run (0, {})", e, c.epochs));
+  if (decay == DecayKind::step) {
+    if (step_epochs.empty()) bad("step_epochs", ": step decay needs at least one milestone epoch, e.g. 30,60,80");
+    for (double e : step_epochs) {
+      if (!(e > 0.0) || e >= epochs) {
+        bad("step_epochs", fmt::format("{}: the milestone epoch is outside the run (0, {})", e, epochs));
       }
     }
-    if (!(c.step_gamma > 0.0) || c.step_gamma > 1.0) {
-      throw_usage(fmt::format("--lr-gamma: {} must be in (0, 1]", c.step_gamma));
-    }
   }
-  if (c.decay == DecayKind::polynomial && !(c.poly_power > 0.0)) {
-    throw_usage(fmt::format("--lr-power: {} must be positive", c.poly_power));
+  if (!(step_gamma > 0.0) || step_gamma > 1.0) bad("step_gamma", fmt::format("{}: give a decay factor in (0, 1]", step_gamma));
+  if (!(poly_power > 0.0) || !std::isfinite(poly_power)) {
+    bad("poly_power", fmt::format("{}: give a positive finite power, e.g. 2", poly_power));
   }
+  double scale = 1.0;
+  if (scaling == ScalingRule::linear) scale = double(global_batch) / reference_batch;
+  if (scaling == ScalingRule::sqrt) scale = std::sqrt(double(global_batch) / reference_batch);
+  const double peak = base_lr * scale;
+  if (!(end_lr >= 0.0) || end_lr > peak) {
+    bad("end_lr", fmt::format("{}: the final lr must be between 0 and the peak lr {}", end_lr, peak));
+  }
+  const double start = warmup_start_lr >= 0.0 ? warmup_start_lr : base_lr;
+  if ((warmup == WarmupKind::gradual || warmup == WarmupKind::constant) && !(start > 0.0)) {
+    bad("warmup_start_lr", fmt::format("{}: the first steps would move nothing; start from a positive lr", start));
+  }
+}
+
+LrSchedule::LrSchedule(ScheduleConfig config) : config_(std::move(config)) {
+  config_.validate();
+  const auto& c = config_;
   switch (c.scaling) {
     case ScalingRule::none: scale_ = 1.0; break;
     case ScalingRule::linear: scale_ = double(c.global_batch) / c.reference_batch; break;
     case ScalingRule::sqrt: scale_ = std::sqrt(double(c.global_batch) / c.reference_batch); break;
   }
   peak_lr_ = c.base_lr * scale_;
-  if (c.end_lr < 0.0 || c.end_lr > peak_lr_) {
-    throw_usage(fmt::format("--lr-end: {} must be between 0 and the peak lr {}", c.end_lr, peak_lr_));
-  }
   start_lr_ = c.warmup_start_lr >= 0.0 ? c.warmup_start_lr : c.base_lr;
-  if ((c.warmup == WarmupKind::gradual || c.warmup == WarmupKind::constant) && !(start_lr_ > 0.0)) {
-    throw_usage(fmt::format("--warmup-start-lr: {} would make the first steps move nothing; start from a positive lr",
-                            start_lr_));
-  }
   total_steps_ = std::max(1L, std::lround(c.epochs * double(c.steps_per_epoch)));
   warmup_steps_ = c.warmup == WarmupKind::none ? 0 : std::lround(c.warmup_epochs * double(c.steps_per_epoch));
   warmup_steps_ = std::min(warmup_steps_, total_steps_);

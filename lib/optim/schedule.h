@@ -41,20 +41,24 @@ struct ScheduleConfig {
   double end_lr = 0.0;                     // cosine / polynomial floor
   double epochs = 1.0;                     // length of the run
   long steps_per_epoch = 1;
+
+  // Throws a usage error naming the field at fault (core/error.h's throw_parameter): lr not
+  // positive, warm-up longer than training, milestones outside the run, gamma outside (0, 1] ...
+  void validate() const;
 };
 
-// Parses the names used on the command line; unknown names throw a usage error listing the
-// valid ones, naming `flag`.
-[[nodiscard]] ScalingRule parse_scaling_rule(const std::string& name, const std::string& flag = "--lr-scaling");
-[[nodiscard]] WarmupKind parse_warmup_kind(const std::string& name, const std::string& flag = "--warmup");
-[[nodiscard]] DecayKind parse_decay_kind(const std::string& name, const std::string& flag = "--lr-schedule");
+// Parses the names to_string() gives; an unknown name throws a usage error listing the valid ones,
+// naming `parameter` (ScheduleConfig's field by default).
+[[nodiscard]] ScalingRule parse_scaling_rule(const std::string& name, const std::string& parameter = "scaling");
+[[nodiscard]] WarmupKind parse_warmup_kind(const std::string& name, const std::string& parameter = "warmup");
+[[nodiscard]] DecayKind parse_decay_kind(const std::string& name, const std::string& parameter = "decay");
 [[nodiscard]] std::string to_string(ScalingRule r);
 [[nodiscard]] std::string to_string(WarmupKind w);
 [[nodiscard]] std::string to_string(DecayKind d);
 
 class LrSchedule {
  public:
-  // Validates `config` (usage errors: lr <= 0, warm-up longer than training, ...).
+  // Validates `config` (ScheduleConfig::validate).
   explicit LrSchedule(ScheduleConfig config);
 
   // Learning rate for global optimizer step `step` (0-based). Cheap: no allocation.

@@ -5,13 +5,7 @@
 
 namespace scalelab::optim {
 
-Sgd::Sgd(const OptimizerOptions& options) : Optimizer(options) {
-  if (options.momentum < 0.0f) throw_usage("--momentum " + std::to_string(options.momentum) + ": it must be >= 0");
-  if (options.weight_decay < 0.0f)
-    throw_usage("--weight-decay " + std::to_string(options.weight_decay) + ": it must be >= 0");
-  if (options.nesterov && (options.momentum <= 0.0f || options.dampening != 0.0f))
-    throw_usage("--nesterov needs a positive momentum and zero dampening (as in PyTorch)");
-}
+Sgd::Sgd(const OptimizerOptions& options) : Optimizer(options) { options.validate(); }
 
 std::vector<std::string> Sgd::state_names() const {
   if (options_.momentum == 0.0f) return {};

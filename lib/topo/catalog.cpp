@@ -54,7 +54,7 @@ Machine resolve_machine(const std::string& name) {
   for (std::size_t i = 0; i < n; ++i) {
     if (name == items[i].name) return parse_embedded(items[i]);
   }
-  throw_input("--machine " + name + ": not a catalog machine or a file; use one of " + names_list() +
+  throw_parameter(ErrorKind::input, "machine", name + ": not a catalog machine or a file; use one of " + names_list() +
               ", or a path to a machine file (docs/machine-format.md)");
 }
 
@@ -70,12 +70,12 @@ GpuSelection select_gpus(const Machine& m, const std::string& spec) {
     int count = 0;
     auto [p, ec] = std::from_chars(spec.data(), spec.data() + spec.size(), count);
     if (ec != std::errc() || p != spec.data() + spec.size() || count < 1) {
-      throw_usage("--gpus " + spec + ": give a GPU count (8) or a list of GPU positions (0,3)");
+      throw_parameter(ErrorKind::usage, "gpus", spec + ": give a GPU count (8) or a list of GPU positions (0,3)");
     }
     const int per_node = static_cast<int>(all.size());
-    if (per_node == 0) throw_usage("--gpus " + spec + ": " + m.name + " has no GPUs");
+    if (per_node == 0) throw_parameter(ErrorKind::usage, "gpus", spec + ": " + m.name + " has no GPUs");
     if (count > per_node * m.nodes) {
-      throw_usage("--gpus " + spec + ": " + m.name + " has " + std::to_string(per_node * m.nodes) + " GPUs (" +
+      throw_parameter(ErrorKind::usage, "gpus", spec + ": " + m.name + " has " + std::to_string(per_node * m.nodes) + " GPUs (" +
                   std::to_string(m.nodes) + " node(s) x " + std::to_string(per_node) + ")");
     }
     if (count <= per_node) {
@@ -83,7 +83,7 @@ GpuSelection select_gpus(const Machine& m, const std::string& spec) {
       s.nodes = 1;
     } else {
       if (count % per_node != 0) {
-        throw_usage("--gpus " + spec + ": across nodes, give a multiple of the " + std::to_string(per_node) + " GPUs per node");
+        throw_parameter(ErrorKind::usage, "gpus", spec + ": across nodes, give a multiple of the " + std::to_string(per_node) + " GPUs per node");
       }
       s.gpus = all;
       s.nodes = count / per_node;
@@ -95,11 +95,11 @@ GpuSelection select_gpus(const Machine& m, const std::string& spec) {
     int pos = -1;
     auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), pos);
     if (ec != std::errc() || p != item.data() + item.size() || pos < 0 || pos >= static_cast<int>(all.size())) {
-      throw_usage("--gpus " + spec + ": '" + item + "' is not a GPU position of " + m.name + " (0.." +
+      throw_parameter(ErrorKind::usage, "gpus", spec + ": '" + item + "' is not a GPU position of " + m.name + " (0.." +
                   std::to_string(static_cast<int>(all.size()) - 1) + ")");
     }
     for (int g : s.gpus) {
-      if (g == all[pos]) throw_usage("--gpus " + spec + ": GPU " + item + " is listed twice");
+      if (g == all[pos]) throw_parameter(ErrorKind::usage, "gpus", spec + ": GPU " + item + " is listed twice");
     }
     s.gpus.push_back(all[pos]);
   }

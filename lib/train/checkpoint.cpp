@@ -33,7 +33,7 @@ class Writer {
   Writer(std::string path, const std::function<void(std::size_t)>& after) : path_(std::move(path)), after_(after) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd_ < 0) {
-      throw_input("--checkpoint " + path_ + ": cannot open for writing (" + std::strerror(errno) +
+      throw_parameter(ErrorKind::input, "checkpoint", path_ + ": cannot open for writing (" + std::strerror(errno) +
                   "); check that the folder exists and is writable");
     }
   }
@@ -50,7 +50,7 @@ class Writer {
       const ssize_t w = ::write(fd_, b, std::min<std::size_t>(n, 1 << 20));
       if (w < 0) {
         if (errno == EINTR) continue;
-        throw_runtime("--checkpoint " + path_ + ": write failed (" + std::strerror(errno) + ")");
+        throw_parameter(ErrorKind::runtime, "checkpoint", path_ + ": write failed (" + std::strerror(errno) + ")");
       }
       b += w;
       n -= static_cast<std::size_t>(w);
@@ -61,8 +61,8 @@ class Writer {
   void finish() {
     const std::uint64_t sum = fnv_.h;
     raw(&sum, sizeof sum);
-    if (::fsync(fd_) != 0) throw_runtime("--checkpoint " + path_ + ": fsync failed (" + std::strerror(errno) + ")");
-    if (::close(fd_) != 0) throw_runtime("--checkpoint " + path_ + ": close failed (" + std::strerror(errno) + ")");
+    if (::fsync(fd_) != 0) throw_parameter(ErrorKind::runtime, "checkpoint", path_ + ": fsync failed (" + std::strerror(errno) + ")");
+    if (::close(fd_) != 0) throw_parameter(ErrorKind::runtime, "checkpoint", path_ + ": close failed (" + std::strerror(errno) + ")");
     fd_ = -1;
   }
 
@@ -111,7 +111,7 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const 
     w.finish();
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw_runtime("--checkpoint " + path + ": cannot rename " + tmp + " into place (" + std::strerror(errno) + ")");
+    throw_parameter(ErrorKind::runtime, "checkpoint", path + ": cannot rename " + tmp + " into place (" + std::strerror(errno) + ")");
   }
   fsync_folder(path);
 }
@@ -119,42 +119,42 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const 
 CheckpointMeta load_checkpoint(const std::string& path, const std::string& model, nn::ParameterSet& params,
                                optim::Optimizer& optimizer) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input("--resume " + path + ": cannot open the checkpoint; check the path");
+  if (!in) throw_parameter(ErrorKind::input, "resume", path + ": cannot open the checkpoint; check the path");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string where = "--resume " + path + ": ";
+  const auto bad = [&path](const std::string& what) { throw_parameter(ErrorKind::input, "resume", path + ": " + what); };
   if (bytes.size() < kMagicLen + 16 || bytes.compare(0, kMagicLen, kMagic) != 0) {
-    throw_input(where + "not a scalelab checkpoint (bad magic)");
+    bad("not a scalelab checkpoint (bad magic)");
   }
   Fnv fnv;
   fnv.add(bytes.data(), bytes.size() - 8);
   std::uint64_t stored = 0;
   std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
-  if (stored != fnv.h) throw_input(where + "checksum mismatch: the file is truncated or damaged");
+  if (stored != fnv.h) bad("checksum mismatch: the file is truncated or damaged");
   std::uint64_t len = 0;
   std::memcpy(&len, bytes.data() + kMagicLen, 8);
   const std::size_t body = kMagicLen + 8 + len;
-  if (body > bytes.size() - 8) throw_input(where + "header length runs past the end of the file");
+  if (body > bytes.size() - 8) bad("header length runs past the end of the file");
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(bytes.substr(kMagicLen + 8, len));
   } catch (const nlohmann::json::exception& e) {
-    throw_input(where + "unreadable header (" + e.what() + ")");
+    bad(std::string("unreadable header (") + e.what() + ")");
   }
-  if (header.value("format", 0) != kFormat) throw_input(where + "checkpoint format " + header.value("format", nlohmann::json(0)).dump() + " is not " + std::to_string(kFormat));
+  if (header.value("format", 0) != kFormat) bad("checkpoint format " + header.value("format", nlohmann::json(0)).dump() + " is not " + std::to_string(kFormat));
   const std::string ck_model = header.value("model", "");
-  if (ck_model != model) throw_input(where + "holds model '" + ck_model + "' but --model is '" + model + "'");
+  if (ck_model != model) bad("holds model '" + ck_model + "' but this run's model is '" + model + "'");
   if (header.value("layout", "") != params.layout_signature()) {
-    throw_input(where + "the model's tensor shapes differ from the checkpoint's (different dataset or classes?)");
+    bad("the model's tensor shapes differ from the checkpoint's (different dataset or classes?)");
   }
   optimizer.bind(params);
   const std::string ck_opt = header.value("optimizer", "");
   if (ck_opt != optimizer.name() || header.value("optimizer_state", std::size_t{0}) != optimizer.state().size()) {
-    throw_input(where + "holds optimizer '" + ck_opt + "' but --optimizer is '" + optimizer.name() + "'");
+    bad("holds optimizer '" + ck_opt + "' but this run's optimizer is '" + optimizer.name() + "'");
   }
   const std::size_t nv = params.values().size_bytes(), ns = params.state().size_bytes(),
                     no = optimizer.state().size_bytes();
   if (header.value("state", std::size_t{0}) * 4 != ns || body + nv + ns + no + 8 != bytes.size()) {
-    throw_input(where + "its size does not match the model and optimizer it names");
+    bad("its size does not match the model and optimizer it names");
   }
   std::memcpy(params.values().data(), bytes.data() + body, nv);
   std::memcpy(params.state().data(), bytes.data() + body + nv, ns);

@@ -1,7 +1,60 @@
-// JSON forms of TrainConfig and EpochRecord (train/config.h).
+// TrainConfig::validate and the JSON forms of TrainConfig and EpochRecord (train/config.h).
 #include "train/config.h"
 
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "collectives/algorithm.h"
+#include "core/error.h"
+#include "nn/model.h"
+#include "optim/factory.h"
+
 namespace scalelab::train {
+
+namespace {
+
+std::string join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+[[noreturn]] void bad(const char* parameter, const std::string& detail) {
+  throw_parameter(ErrorKind::usage, parameter, detail);
+}
+
+}  // namespace
+
+void TrainConfig::validate() const {
+  const auto& models = nn::model_names();
+  if (std::find(models.begin(), models.end(), model) == models.end()) {
+    bad("model", model + ": unknown model; use one of " + join(models));
+  }
+  if (device != "cpu" && device != "cuda") bad("device", device + ": unknown device; use cpu or cuda");
+  const auto optimizers = optim::optimizer_names();
+  if (std::find(optimizers.begin(), optimizers.end(), optimizer) == optimizers.end()) {
+    bad("optimizer", optimizer + ": unknown optimizer; use one of " + join(optimizers));
+  }
+  if (epochs < 1) bad("epochs", fmt::format("{}: train at least one epoch", epochs));
+  if (batch_size == 0) bad("batch_size", "0: a batch needs at least one sample per rank");
+  if (!(lr > 0) || !std::isfinite(lr)) bad("lr", fmt::format("{}: the learning rate must be a positive finite number, e.g. 0.001", lr));
+  optimizer_options.validate();
+  if (threads < 1) bad("threads", fmt::format("{}: use at least one compute thread", threads));
+  if (backward_passes_per_step < 1) {
+    bad("backward_passes_per_step", fmt::format("{}: accumulate at least one backward pass per step", backward_passes_per_step));
+  }
+  if (loader_workers < 1) bad("loader_workers", fmt::format("{}: use at least one loader thread", loader_workers));
+  if (prefetch < 1) bad("prefetch", fmt::format("{}: prepare at least one batch ahead", prefetch));
+  if (!(stall_timeout_s >= 0) || !std::isfinite(stall_timeout_s)) {
+    bad("stall_timeout_s", fmt::format("{}: give seconds >= 0 (0: never)", stall_timeout_s));
+  }
+  const auto algorithms = collectives::algorithm_names(collectives::Collective::allreduce);
+  if (std::find(algorithms.begin(), algorithms.end(), algo) == algorithms.end()) {
+    bad("algo", algo + ": unknown allreduce algorithm; use one of " + join(algorithms));
+  }
+}
 
 void to_json(nlohmann::json& j, const EpochRecord& r) {
   j = {{"epoch", r.epoch},
@@ -43,7 +96,8 @@ nlohmann::json config_json(const TrainConfig& c) {
           {"checkpoint", c.checkpoint},
           {"resume", c.resume},
           {"algo", c.algo},
-          {"fusion_threshold", c.fusion_threshold},
+          {"bucket_cap_bytes", c.bucket_cap_bytes},
+          {"fusion_threshold", c.bucket_cap_bytes},  // its former name, for readers of earlier records
           {"fp16_allreduce", c.fp16_allreduce},
           {"backward_passes_per_step", c.backward_passes_per_step},
           {"loader_workers", c.loader_workers},

@@ -1,6 +1,6 @@
 // What `scalelab train` is asked to do (TrainConfig) and what it reports per epoch (EpochRecord).
-// The trainer (train/trainer.h) reads the config; `scalelab train`, `scalelab converge` and the
-// labs fill it from their options. Records are what --json writes (docs/results-schema.md,
+// The trainer (train/trainer.h) reads the config and checks it (TrainConfig::validate); the
+// scalelab commands fill it from their shared training options (apps/scalelab/train_options.h). Records are what --json writes (docs/results-schema.md,
 // "scalelab.train").
 #pragma once
 #include <cstddef>
@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/load.h"
+#include "nn/step_plan.h"
 #include "optim/optimizer.h"
 
 namespace scalelab::train {
@@ -30,7 +31,7 @@ struct TrainConfig {
   std::string resume;                 // a checkpoint to continue from; empty: start afresh
   std::string timeline;               // Chrome trace JSON of every step; empty: none
   std::string algo = "library";       // allreduce algorithm for the gradients (collectives/)
-  std::size_t fusion_threshold = std::size_t{64} << 20;  // bytes per fused allreduce; 0: one per tensor
+  std::size_t bucket_cap_bytes = nn::kDefaultBucketCapBytes;  // float32 gradient bytes per allreduce bucket (nn/step_plan.h); 0: one per tensor
   bool fp16_allreduce = false;        // compress gradients to float16 on the wire
   int backward_passes_per_step = 1;   // micro-batches accumulated locally per optimizer step
   int loader_workers = 1;             // data loader threads per rank
@@ -39,6 +40,13 @@ struct TrainConfig {
   std::size_t throughput_skip = 5;    // steps excluded from images/sec at the start of each epoch
   bool verbose = true;                // rank 0 prints progress lines
   double stall_timeout_s = 300;       // end this rank after so long without a finished step; 0: never
+
+  // Checks every field that needs no data and no other rank: model and optimizer known, device
+  // cpu or cuda, counts at least 1, lr positive and finite, the optimizer's options in range
+  // (optim::OptimizerOptions::validate), the allreduce algorithm known. Throws a usage error
+  // naming the field as written here ("batch_size"; core/error.h). The Trainer calls it; a front
+  // end calls it too, to report a typo before it starts anything.
+  void validate() const;
 };
 
 struct EpochRecord {

@@ -86,8 +86,6 @@ class Engine {
 // One GPU per rank: `local_ranks` ranks on this node need that many of its `gpus` GPUs, else a
 // usage error naming both counts (raised locally on every rank of the node, before any collective).
 void check_one_gpu_per_rank(int local_ranks, int gpus);
-// The devices --device accepts ("cpu", "cuda"), for usage messages; throws usage for others.
-void check_device_name(const std::string& device, const std::string& flag);
 
 // The gradient-averaging plan both engines execute (nn/step_plan.h), from the config's bucket
 // cap, wire precision and backward passes per step.

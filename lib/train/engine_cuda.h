@@ -8,7 +8,7 @@
 //     that may lag a step (peek), the epoch's figures wait for the exact sums;
 //   - gradients: gpu::BucketedAverager over an NCCL communicator of its own (the trainer's
 //     communicator stays the host one, --backend mpi, for its small host-memory collectives),
-//     buckets of at most --fusion-threshold bytes started as backward finalises them;
+//     buckets of the step plan (nn/step_plan.h: at most the bucket cap) started as backward finalises them;
 //   - optimizer: gpu::DeviceOptimizer on the flat device buffers.
 // The host model and optimizer hold the copies broadcast, checkpointed and compared.
 #pragma once

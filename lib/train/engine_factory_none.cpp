@@ -7,7 +7,7 @@ namespace scalelab::train {
 
 std::unique_ptr<Engine> make_cuda_engine(const TrainConfig& /*config*/, comm::Communicator& /*comm*/,
                                          const nn::Shape& /*sample_shape*/, std::size_t /*classes*/) {
-  throw_usage("--device cuda: this scalelab was built without CUDA; rebuild with the CUDA toolkit or use --device cpu");
+  throw_parameter(ErrorKind::usage, "device", "cuda: this scalelab was built without CUDA; rebuild with the CUDA toolkit or use cpu");
 }
 
 }  // namespace scalelab::train

@@ -41,12 +41,7 @@ nn::Shape sample_shape(const data::Dataset& d) {
 }  // namespace
 
 Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::move(config)), comm_(comm) {
-  if (config_.batch_size == 0) throw_usage("--batch-size 0: a batch needs at least one sample per rank");
-  if (config_.epochs < 1) throw_usage("--epochs " + std::to_string(config_.epochs) + ": train at least one epoch");
-  if (config_.backward_passes_per_step < 1) {
-    throw_usage("--backward-passes-per-step " + std::to_string(config_.backward_passes_per_step) + ": must be at least 1");
-  }
-  if (!(config_.lr > 0) || !std::isfinite(config_.lr)) throw_usage("--lr " + fmt::format("{}", config_.lr) + ": must be a positive number");
+  config_.validate();
   nn::set_compute_threads(config_.threads);
   data::DatasetSplits splits = data::load_dataset(config_.dataset);
   train_ = std::move(splits.train);
@@ -56,9 +51,10 @@ Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::mo
   const std::size_t per_step = config_.batch_size * static_cast<std::size_t>(config_.backward_passes_per_step);
   steps_per_epoch_ = probe.samples_per_rank() / per_step;
   if (steps_per_epoch_ == 0) {
-    throw_usage(fmt::format("--batch-size {}: each of the {} ranks holds {} training samples, fewer than the {} one step "
-                            "needs; use a smaller batch or fewer ranks",
-                            config_.batch_size, comm_.size(), probe.samples_per_rank(), per_step));
+    throw_parameter(ErrorKind::usage, "batch_size",
+                    fmt::format("{}: each of the {} ranks holds {} training samples, fewer than the {} one step "
+                                "needs; use a smaller batch or fewer ranks",
+                                config_.batch_size, comm_.size(), probe.samples_per_rank(), per_step));
   }
   if (config_.max_steps > 0) steps_per_epoch_ = std::min(steps_per_epoch_, config_.max_steps);
   engine_ = make_engine(config_, comm_, sample_shape(*train_), static_cast<std::size_t>(train_->classes()));
@@ -99,10 +95,10 @@ TrainResult Trainer::run() {
 
   // Horovod's recipe, steps 1 and 2: same model everywhere, then rank 0's state everywhere.
   require_same_model(comm_, params);
-  comm::require_same(comm_, train_->size(), "--dataset: ranks loaded different numbers of training samples");
-  comm::require_same(comm_, batch, "--batch-size: ranks disagree");
-  comm::require_same(comm_, static_cast<std::uint64_t>(passes), "--backward-passes-per-step: ranks disagree");
-  comm::require_same(comm_, steps, "--max-steps: ranks disagree on the steps per epoch");
+  comm::require_same(comm_, train_->size(), "dataset", "ranks loaded different numbers of training samples");
+  comm::require_same(comm_, batch, "batch_size", "ranks disagree");
+  comm::require_same(comm_, static_cast<std::uint64_t>(passes), "backward_passes_per_step", "ranks disagree");
+  comm::require_same(comm_, steps, "max_steps", "ranks disagree on the steps per epoch");
   std::int64_t counters[2] = {0, 0};  // epochs done, global step
   if (rank == 0 && !config_.resume.empty()) {
     const CheckpointMeta meta = load_checkpoint(config_.resume, config_.model, params, optimizer);

@@ -35,7 +35,7 @@ void StallWatchdog::watch() {
     if (idle > timeout_s_) {
       std::fprintf(stderr,
                    "error: rank %d: no training progress for %.0f s after '%s' of step %lld: another rank has "
-                   "stopped or died; ending this rank (--stall-timeout)\n",
+                   "stopped or died; ending this rank (stall timeout)\n",
                    rank_, idle, phase_.load(), static_cast<long long>(step_.load()));
       std::fflush(stderr);
       std::_Exit(1);  // the blocked main thread cannot be unwound; mpirun ends the other ranks

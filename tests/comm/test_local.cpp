@@ -98,5 +98,17 @@ TEST(Consistency, RequireSameNamesTheRanksThatDisagree) {
   EXPECT_NO_THROW(run_local(3, [](Communicator& comm) { require_same(comm, 5, "x"); }));
 }
 
+TEST(Consistency, RequireSameCanNameTheParameterAsTheLibraryDoes) {
+  try {
+    run_local(2, [](Communicator& comm) { require_same(comm, comm.rank() == 0 ? 32 : 64, "batch_size", "ranks disagree"); });
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::comm);
+    EXPECT_EQ(e.parameter(), "batch_size");
+    EXPECT_EQ(std::string(e.what()),
+              "batch_size: ranks disagree: rank 0 has 32, rank 1 has 64; launch every rank with the same arguments");
+  }
+}
+
 }  // namespace
 }  // namespace scalelab::comm

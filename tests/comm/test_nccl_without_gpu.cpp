@@ -18,7 +18,8 @@ TEST(NcclWithoutGpu, StartingFailsWithOneLineSuggestingMpi) {
   } catch (const Error& e) {
     const std::string m = e.what();
     EXPECT_EQ(e.kind(), ErrorKind::runtime);
-    EXPECT_NE(m.find("--backend mpi"), std::string::npos) << m;
+    EXPECT_EQ(e.parameter(), "backend") << m;
+    EXPECT_NE(m.find("use mpi"), std::string::npos) << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
   }
   EXPECT_THROW(run_nccl_single_process(1, [](Communicator&) {}), Error);

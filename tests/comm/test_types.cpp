@@ -41,7 +41,7 @@ TEST(Factory, UnknownBackendIsAUsageErrorListingTheValidOnes) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
     const std::string m = e.what();
-    EXPECT_NE(m.find("--backend"), std::string::npos) << m;
+    EXPECT_EQ(e.parameter(), "backend") << m;
     EXPECT_NE(m.find("'gloo'"), std::string::npos) << m;
     EXPECT_NE(m.find("mpi"), std::string::npos) << m;
   }

@@ -59,7 +59,7 @@ double final_accuracy(const nlohmann::json& doc, const std::string& name) {
 TEST(ConvergeLesson, LargeBatchLosesAccuracyAndScalingWithWarmupAndLambRecoverIt) {
   if (!have_fashion_mnist()) GTEST_SKIP() << "Fashion-MNIST not installed (Debian package dataset-fashion-mnist)";
   const fs::path d = scratch("lesson");
-  const Outcome o = scalelab("converge --model mlp --epochs 4 --base-batch 32 --scale 16 --layerwise-scale 32 --lr 0.01 "
+  const Outcome o = scalelab("converge --model mlp --optimizer sgd --epochs 4 --base-batch 32 --scale 16 --layerwise-scale 32 --lr 0.01 "
                              "--warmup-epochs 1 --lr-schedule cosine --lamb-lr 0.02 --seed 42 --quiet "
                              "--configs baseline,naive,linear-warmup,lamb --charts " + (d / "charts").string() +
                                  " --json " + (d / "c.json").string(),
@@ -111,6 +111,8 @@ TEST(ConvergeBadInput, EachIsOneLineAndExitTwo) {
       {"--lamb-lr 0", "positive"},
       {"--micro-batch 24", "does not divide"},
       {"--configs baseline,bogus", "unknown configuration"},
+      {"--configs linear-warmup", "--warmup-epochs 0: a gradual warm-up needs a positive length"},
+      {"--momentum 1", "--momentum 1: give a momentum in [0, 1)"},
       {"--from /nonexistent/c.json", "/nonexistent/c.json"},
   };
   for (const auto& c : cases) {

@@ -125,7 +125,7 @@ TEST(Idx, TrainAndTestDimensionsMustAgree) {
 TEST(Idx, MissingDefaultDatasetNamesThePackage) {
   DatasetSpec spec;
   spec.data_dir = "/nonexistent/scalelab";
-  expect_input_error([&] { (void)load_dataset(spec); }, {"/nonexistent/scalelab", "--data-dir"});
+  expect_input_error([&] { (void)load_dataset(spec); }, {"/nonexistent/scalelab", "data_dir"});
   const fs::path d = temp_dir("missing");
   spec.data_dir = d.string();
   expect_input_error([&] { (void)load_dataset(spec); }, {"train-images-idx3-ubyte"});

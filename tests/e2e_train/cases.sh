@@ -55,11 +55,57 @@ case $CASE in
     grep -q "resumed from ck.bin: 2 epochs done" resume.txt || fail "resume message"
     [ "$(json r.json "[e['epoch'] for e in d['epochs']]")" = "[3]" ] || fail "only epoch 3 trained" ;;
   schedule_bad_input)
-    expect_error 2 "lr-schedule.*unknown value 'nosuch'" -- "$SCALELAB" train --dataset synthetic --lr-schedule nosuch
-    expect_error 2 "warm-up of 2 epochs is longer than training" -- \
+    expect_error 2 "^error: --lr-schedule nosuch: unknown value; use one of constant, step, cosine, polynomial$" -- \
+        "$SCALELAB" train --dataset synthetic --lr-schedule nosuch
+    expect_error 2 "^error: --warmup-epochs 2: the warm-up is longer than training (1 epochs)" -- \
         "$SCALELAB" train --dataset synthetic --epochs 1 --warmup-epochs 2
-    expect_error 2 "lr: the learning rate must be positive" -- "$SCALELAB" train --dataset synthetic --lr 0 --lr-schedule cosine
-    expect_error 2 "lr-steps" -- "$SCALELAB" train --dataset synthetic --lr-schedule step ;;
+    expect_error 2 "^error: --lr 0: the learning rate must be a positive finite number" -- \
+        "$SCALELAB" train --dataset synthetic --lr 0 --lr-schedule cosine
+    expect_error 2 "^error: --lr-steps: step decay needs at least one milestone" -- \
+        "$SCALELAB" train --dataset synthetic --lr-schedule step
+    expect_error 2 "^error: --lr-steps 3x: not a number of epochs" -- \
+        "$SCALELAB" train --dataset synthetic --lr-schedule step --lr-steps 3x
+    expect_error 2 "^error: --lr-gamma 2: give a decay factor in (0, 1]" -- "$SCALELAB" train --lr-gamma 2
+    # The same checks, in the same words, for converge and scale: one validation in the library.
+    expect_error 2 "^error: --warmup-epochs 9: the warm-up is longer than training (5 epochs)" -- \
+        "$SCALELAB" converge --epochs 5 --warmup-epochs 9
+    expect_error 2 "^error: --lr 0: the learning rate must be a positive finite number" -- \
+        "$SCALELAB" scale --rank-counts 1 --lr 0 ;;
+  option_ranges)
+    # Every numeric training option is range-checked before anything starts, naming the flag.
+    expect_error 2 "^error: --momentum 1: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum 1
+    expect_error 2 "^error: --momentum nan: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum nan
+    expect_error 2 "^error: --weight-decay -0.1: give 0 or more" -- "$SCALELAB" train --weight-decay -0.1
+    expect_error 2 "^error: --lr inf: the learning rate must be a positive finite number" -- "$SCALELAB" train --lr inf
+    expect_error 2 "^error: --threads 0: use at least one compute thread" -- "$SCALELAB" train --threads 0
+    expect_error 2 "^error: --epochs 0: train at least one epoch" -- "$SCALELAB" train --epochs 0
+    expect_error 2 "^error: --stall-timeout -1: give seconds >= 0" -- "$SCALELAB" train --stall-timeout -1
+    expect_error 2 "^error: --prefetch 0: prepare at least one batch ahead" -- "$SCALELAB" train --prefetch 0
+    expect_error 2 "^error: --max-steps -3: must not be negative" -- "$SCALELAB" train --max-steps -3
+    expect_error 2 "^error: --base-batch 0: the reference batch must be at least 1" -- "$SCALELAB" train --base-batch 0
+    expect_error 2 "^error: --device gpu: unknown device; use cpu or cuda$" -- "$SCALELAB" train --device gpu
+    expect_error 2 "^error: --device gpu: unknown device; use cpu or cuda$" -- "$SCALELAB" converge --device gpu
+    expect_error 2 "^error: --device gpu: unknown device; use cpu or cuda$" -- "$SCALELAB" scale --rank-counts 1 --device gpu
+    expect_error 2 "^error: --batch-size 0: a batch needs at least one sample per rank$" -- \
+        "$SCALELAB" scale --rank-counts 1 --batch-size 0
+    expect_error 2 "^error: --momentum 1.5: give a momentum in \[0, 1)" -- "$SCALELAB" converge --momentum 1.5
+    expect_error 2 "^error: --bucket-cap: unknown size suffix" -- "$SCALELAB" train --bucket-cap 12Q ;;
+  renamed_flags)
+    # --fusion-threshold is the deprecated spelling of --bucket-cap: it still works, with a notice.
+    "$SCALELAB" train --dataset synthetic --model trivial --epochs 1 --max-steps 2 --no-eval --quiet \
+        --fusion-threshold 1K --json f.json > out.txt 2> err.txt || { cat out.txt err.txt; fail "--fusion-threshold"; }
+    cat err.txt
+    grep -qx "scalelab train: --fusion-threshold is deprecated; use --bucket-cap" err.txt || fail "no deprecation notice"
+    [ "$(json f.json "d['config']['bucket_cap_bytes']")" = 1024 ] || fail "--fusion-threshold 1K sets 1024 bytes"
+    "$SCALELAB" train --dataset synthetic --model trivial --epochs 1 --max-steps 2 --no-eval --quiet \
+        --bucket-cap=2K --json b.json > out.txt 2> err.txt || { cat out.txt err.txt; fail "--bucket-cap"; }
+    [ ! -s err.txt ] || fail "--bucket-cap printed on stderr"
+    [ "$(json b.json "d['config']['bucket_cap_bytes']")" = 2048 ] || fail "--bucket-cap=2K sets 2048 bytes"
+    expect_error 2 "^error: --bucket-cap: unknown size suffix" -- "$SCALELAB" train --fusion-threshold=12Q
+    grep -qx "scalelab train: --fusion-threshold is deprecated; use --bucket-cap" err.txt || fail "notice with ="
+    # scale's --ranks (a list of rank counts) is now --rank-counts: --ranks is a count elsewhere.
+    expect_error 2 "^error: --lr 0" -- "$SCALELAB" scale --ranks 1 --lr 0
+    grep -qx "scalelab scale: --ranks is deprecated; use --rank-counts" err.txt || fail "no --ranks notice" ;;
   train_schedule)
     # 2 ranks x batch 16 = global batch 32 = 2 x --base-batch: linear scaling doubles the lr, reached
     # by a 1-epoch gradual warm-up (10 steps), then cosine decay to 0 at step 30.
@@ -125,13 +171,16 @@ case $CASE in
     [ "$took" -le 30 ] || fail "took $took s to exit"
     grep -q "rank 0: no training progress for" out.txt || fail "no watchdog message" ;;
   scale)
-    "$SCALELAB" scale --ranks 1,2 --dataset synthetic --model mlp --max-steps 30 --batch-size 64 --no-eval \
+    "$SCALELAB" scale --rank-counts 1,2 --dataset synthetic --model mlp --max-steps 30 --batch-size 64 --no-eval --bucket-cap 1M \
         --out s --json scale.json > out.txt 2>&1 || { cat out.txt; fail "scale"; }
     cat out.txt
     grep -q "efficiency" out.txt || fail "no table"
     [ "$(json scale.json "[r['ranks'] for r in d['rows']]")" = "[1, 2]" ] || fail "rows"
     json scale.json "abs(d['rows'][0]['efficiency'] - 1) < 1e-9 and d['rows'][1]['speedup'] > 0" | grep -q True || fail "figures"
-    [ -f s/scaling.dat ] && [ -f s/scaling.gp ] || fail "chart data" ;;
+    [ -f s/scaling.dat ] && [ -f s/scaling.gp ] || fail "chart data"
+    # The training options given reach every run as given (here --max-steps and --bucket-cap).
+    json scale.json "'--max-steps' in d['train_args'] and '--bucket-cap' in d['train_args']" | grep -q True \
+        || fail "train options passed on" ;;
   lab1_quick)
     "$LAB1" --quick --dataset synthetic --out lab --json lab.json || fail "lab1 --quick"
     json lab.json "[s['status'] for s in d['steps']]" | grep -q "'passed', 'passed', 'passed', 'passed', 'passed'" || fail "steps"

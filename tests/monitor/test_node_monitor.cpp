@@ -46,7 +46,8 @@ TEST(NodeMonitor, IntervalIsCheckedBeforeNvml) {
     FAIL() << "interval 0 accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);
-    EXPECT_NE(std::string(e.what()).find("--gpu-monitor-interval 0"), std::string::npos) << e.what();
+    EXPECT_EQ(e.parameter(), "interval_s");
+    EXPECT_NE(std::string(e.what()).find("interval_s 0: give a positive number of seconds"), std::string::npos) << e.what();
   }
 }
 

@@ -189,6 +189,30 @@ TEST(Schedule, BadInputsAreUsageErrors) {
   c.warmup_epochs = 1;
   c.warmup_start_lr = 0.0;
   expect_usage_error(c, "positive lr");
+  c = base_config();
+  c.step_gamma = 1.5;
+  expect_usage_error(c, "(0, 1]");
+  c = base_config();
+  c.warmup_epochs = std::nan("");
+  expect_usage_error(c, "warm-up length");
+}
+
+TEST(Schedule, ErrorsNameTheFieldAtFault) {
+  auto c = base_config();
+  c.base_lr = -1;
+  try {
+    c.validate();
+    FAIL() << "lr -1 accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.parameter(), "base_lr");
+    EXPECT_EQ(std::string(e.what()), "base_lr -1: the learning rate must be a positive finite number; try 0.1");
+  }
+  try {
+    (void)parse_warmup_kind("sudden");
+    FAIL() << "sudden accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.parameter(), "warmup");
+  }
 }
 
 TEST(Schedule, UnknownNamesListTheValidOnes) {

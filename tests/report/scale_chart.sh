@@ -8,7 +8,7 @@ rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 fail() { echo "FAIL: $*"; exit 1; }
 
-"$SCALELAB" scale --ranks 1,2 --dataset synthetic --model mlp --max-steps 20 --batch-size 64 --no-eval \
+"$SCALELAB" scale --rank-counts 1,2 --dataset synthetic --model mlp --max-steps 20 --batch-size 64 --no-eval \
     --out s > out.txt 2>&1 || { cat out.txt; fail "scalelab scale"; }
 cat s/scaling.gp
 grep -qx 'set xtics (1, 2)' s/scaling.gp || fail "s/scaling.gp does not set the x tics to the rank counts 1, 2"

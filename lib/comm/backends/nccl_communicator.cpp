@@ -201,8 +201,8 @@ class NcclCommunicator final : public Communicator {
 NcclHandle nccl_handle(Communicator& comm) {
   auto* nccl = dynamic_cast<NcclCommunicator*>(&comm);
   if (nccl == nullptr) {
-    throw_usage("GPU gradient averaging needs the nccl backend but the communicator is " + comm.backend() +
-                "; run with --backend nccl");
+    throw_parameter(ErrorKind::usage, "backend",
+                    comm.backend() + ": GPU gradient averaging needs the nccl communicator; use nccl");
   }
   return {nccl->handle(), nccl->device()};
 }
@@ -211,10 +211,11 @@ int cuda_device_count_or_throw() {
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess) {
-    throw_runtime(std::string("--backend nccl: no usable GPU (cudaGetDeviceCount: ") + cudaGetErrorString(rc) +
-                  "); use --backend mpi to run on the CPU");
+    throw_parameter(ErrorKind::runtime, "backend",
+                    std::string("nccl: no usable GPU (cudaGetDeviceCount: ") + cudaGetErrorString(rc) +
+                        "); use mpi to run on the CPU");
   }
-  if (count == 0) throw_runtime("--backend nccl: CUDA reports no GPU; use --backend mpi to run on the CPU");
+  if (count == 0) throw_parameter(ErrorKind::runtime, "backend", "nccl: CUDA reports no GPU; use mpi to run on the CPU");
   return count;
 }
 
@@ -222,7 +223,7 @@ std::unique_ptr<Communicator> make_nccl_communicator() {
   auto control = std::make_unique<MpiCommunicator>();
   const int ngpus = cuda_device_count_or_throw();
   if (control->local_rank() >= ngpus) {
-    throw_runtime("--backend nccl: local rank " + std::to_string(control->local_rank()) + " needs GPU " +
+    throw_parameter(ErrorKind::runtime, "backend", "nccl: local rank " + std::to_string(control->local_rank()) + " needs GPU " +
                   std::to_string(control->local_rank()) + " but this node shows " + std::to_string(ngpus) +
                   "; launch at most " + std::to_string(ngpus) + (ngpus == 1 ? " rank" : " ranks") + " per node");
   }

@@ -1,0 +1,177 @@
+// The shared training options (train_options.h): one declaration per flag, read into
+// train::TrainConfig and optim::ScheduleConfig, then validated by the library.
+#include "train_options.h"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+#include "collectives/algorithm.h"
+#include "core/error.h"
+#include "core/text.h"
+#include "core/size_parse.h"
+#include "nn/model.h"
+#include "optim/factory.h"
+
+namespace scalelab::cli {
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// A count the library keeps unsigned: read signed, so that -1 is an error rather than 2^64-1.
+template <typename T>
+T count(const po::variables_map& vm, const char* option, const char* parameter) {
+  const long long v = vm[option].as<long long>();
+  if (v < 0) throw_parameter(ErrorKind::usage, parameter, std::to_string(v) + ": must not be negative");
+  return static_cast<T>(v);
+}
+
+bool declared(const po::variables_map& vm, const char* option) { return vm.count(option) != 0; }
+
+}  // namespace
+
+void add_train_options(po::options_description& o, TrainOptionSet set) {
+  const train::TrainConfig d;
+  const bool full = set == TrainOptionSet::full;
+  auto add = o.add_options();
+  add("model", po::value<std::string>()->default_value(d.model), ("model: " + join(nn::model_names())).c_str());
+  add("dataset", po::value<std::string>()->default_value(d.dataset.name),
+      "fashion-mnist, synthetic, or a folder of MNIST-format IDX files");
+  add("data-dir", po::value<std::string>()->default_value(d.dataset.data_dir),
+      "folder of the Fashion-MNIST IDX files (default $SCALELAB_DATA_DIR, else /usr/share/datasets/fashion-mnist)");
+  add("epochs", po::value<int>()->default_value(d.epochs), "epochs to train (in total, when resuming)");
+  if (full) add("batch-size", po::value<long long>()->default_value(static_cast<long long>(d.batch_size)),
+                "samples per rank per backward pass");
+  add("lr", po::value<double>()->default_value(d.lr, "0.001"),
+      "learning rate (at --base-batch when the lr is scaled)");
+  add("optimizer", po::value<std::string>()->default_value(d.optimizer), ("optimizer: " + join(optim::optimizer_names())).c_str());
+  add("momentum", po::value<float>()->default_value(d.optimizer_options.momentum, "0.9"), "momentum in [0, 1) (sgd, lars)");
+  add("weight-decay", po::value<float>()->default_value(d.optimizer_options.weight_decay, "0"), "L2 weight decay (>= 0)");
+  add("lr-schedule", po::value<std::string>()->default_value("constant"), "decay: constant, step, cosine, polynomial");
+  if (full) add("lr-scaling", po::value<std::string>()->default_value("none"),
+                "scale --lr by global batch / --base-batch: none, linear, sqrt");
+  add("base-batch", po::value<int>()->default_value(32), "global batch --lr was tuned at (the scaling rules' reference)");
+  add("warmup", po::value<std::string>()->default_value("gradual"),
+      "learning-rate warm-up: gradual, constant, horovod, none (default: gradual when --warmup-epochs > 0)");
+  add("warmup-epochs", po::value<double>()->default_value(0.0), "learning-rate warm-up length in epochs (may be fractional; 0: none)");
+  add("lr-steps", po::value<std::string>()->default_value(""), "step decay milestones in epochs, e.g. 3,4");
+  add("lr-gamma", po::value<double>()->default_value(0.1, "0.1"), "step decay factor in (0, 1]");
+  add("lr-power", po::value<double>()->default_value(2.0), "polynomial decay power");
+  add("sync-batchnorm", po::bool_switch(), "allreduce BatchNorm statistics across ranks (SyncBatchNorm)");
+  add("threads", po::value<int>()->default_value(d.threads), "compute threads per rank");
+  add("device", po::value<std::string>()->default_value(d.device),
+      "where each rank computes: cpu, or cuda (the GPU of its local rank; needs a CUDA build)");
+  add("max-steps", po::value<long long>()->default_value(static_cast<long long>(d.max_steps)),
+      "cap on steps per epoch (0: the whole shard)");
+  add("seed", po::value<long long>()->default_value(static_cast<long long>(d.seed)),
+      "seed for initialisation, shuffling, dropout, synthetic data");
+  if (full) {
+    add("checkpoint", po::value<std::string>()->default_value(""), "rank 0 writes a checkpoint here after every epoch (atomically)");
+    add("resume", po::value<std::string>()->default_value(""), "continue from this checkpoint");
+    add("timeline", po::value<std::string>()->default_value(""), "write a Chrome trace JSON timeline of every step (Perfetto)");
+  }
+  add("algo", po::value<std::string>()->default_value(d.algo),
+      ("allreduce algorithm for the gradients: " + join(collectives::algorithm_names(collectives::Collective::allreduce))).c_str());
+  add("bucket-cap", po::value<std::string>()->default_value("64M"),
+      "bytes per fused gradient allreduce, with K, M, G suffixes (HOROVOD_FUSION_THRESHOLD, PyTorch DDP's "
+      "bucket_cap_mb); 0: one allreduce per tensor. --fusion-threshold is its deprecated spelling");
+  add("fp16-allreduce", po::bool_switch(), "send gradients as float16 (Horovod's Compression.fp16)");
+  if (full) add("backward-passes-per-step", po::value<int>()->default_value(d.backward_passes_per_step),
+                "micro-batches accumulated locally per optimizer step");
+  add("loader-workers", po::value<int>()->default_value(d.loader_workers), "data loader threads per rank");
+  add("prefetch", po::value<int>()->default_value(d.prefetch), "batches the loader prepares ahead");
+  add("throughput-skip", po::value<long long>()->default_value(static_cast<long long>(d.throughput_skip)),
+      "steps left out of images/sec at the start of each epoch");
+  if (full) add("no-eval", po::bool_switch(), "skip the test-set evaluation after each epoch");
+  add("stall-timeout", po::value<double>()->default_value(d.stall_timeout_s, "300"),
+      "end a rank after this many seconds without a finished step (a peer stopped or died); 0: never");
+  add("backend", po::value<std::string>()->default_value("mpi"), "communicator backend: mpi or nccl");
+  add("quiet", po::bool_switch(), "no progress lines");
+  if (full) {
+    add("gpu-monitor", po::value<std::string>()->default_value(""),
+        "sample this node's GPUs to this CSV while training (nvidia-smi -l style, NVML; each node's local rank 0)");
+    add("gpu-monitor-interval", po::value<double>()->default_value(5.0), "seconds between --gpu-monitor samples");
+  }
+}
+
+TrainOptions read_train_options(const po::variables_map& vm) {
+  TrainOptions t;
+  train::TrainConfig& c = t.config;
+  c.model = vm["model"].as<std::string>();
+  c.dataset.name = vm["dataset"].as<std::string>();
+  c.dataset.data_dir = vm["data-dir"].as<std::string>();
+  c.epochs = vm["epochs"].as<int>();
+  if (declared(vm, "batch-size")) c.batch_size = count<std::size_t>(vm, "batch-size", "batch_size");
+  c.lr = vm["lr"].as<double>();
+  c.optimizer = vm["optimizer"].as<std::string>();
+  c.optimizer_options.momentum = vm["momentum"].as<float>();
+  c.optimizer_options.weight_decay = vm["weight-decay"].as<float>();
+  c.threads = vm["threads"].as<int>();
+  c.device = vm["device"].as<std::string>();
+  c.max_steps = count<std::size_t>(vm, "max-steps", "max_steps");
+  c.seed = count<std::uint64_t>(vm, "seed", "seed");
+  c.dataset.seed = c.seed;
+  if (declared(vm, "checkpoint")) c.checkpoint = vm["checkpoint"].as<std::string>();
+  if (declared(vm, "resume")) c.resume = vm["resume"].as<std::string>();
+  if (declared(vm, "timeline")) c.timeline = vm["timeline"].as<std::string>();
+  c.algo = vm["algo"].as<std::string>();
+  c.bucket_cap_bytes = parse_size(vm["bucket-cap"].as<std::string>(), "--bucket-cap");
+  c.fp16_allreduce = vm["fp16-allreduce"].as<bool>();
+  if (declared(vm, "backward-passes-per-step")) c.backward_passes_per_step = vm["backward-passes-per-step"].as<int>();
+  c.loader_workers = vm["loader-workers"].as<int>();
+  c.prefetch = vm["prefetch"].as<int>();
+  c.throughput_skip = count<std::size_t>(vm, "throughput-skip", "throughput_skip");
+  if (declared(vm, "no-eval")) c.evaluate = !vm["no-eval"].as<bool>();
+  c.verbose = !vm["quiet"].as<bool>();
+  c.stall_timeout_s = vm["stall-timeout"].as<double>();
+  t.backend = vm["backend"].as<std::string>();
+  t.sync_batchnorm = vm["sync-batchnorm"].as<bool>();
+  if (declared(vm, "gpu-monitor")) {
+    t.gpu_monitor.csv_path = vm["gpu-monitor"].as<std::string>();
+    t.gpu_monitor.interval_s = vm["gpu-monitor-interval"].as<double>();  // checked by monitor::NodeMonitor
+  }
+
+  optim::ScheduleConfig& s = t.schedule;
+  s.base_lr = c.lr;
+  if (declared(vm, "lr-scaling")) s.scaling = optim::parse_scaling_rule(vm["lr-scaling"].as<std::string>());
+  s.reference_batch = vm["base-batch"].as<int>();
+  s.warmup_epochs = vm["warmup-epochs"].as<double>();
+  t.warmup_named = optim::parse_warmup_kind(vm["warmup"].as<std::string>());
+  if (vm["warmup"].defaulted()) {
+    s.warmup = s.warmup_epochs > 0 ? optim::WarmupKind::gradual : optim::WarmupKind::none;
+  } else {
+    s.warmup = t.warmup_named;
+  }
+  s.decay = optim::parse_decay_kind(vm["lr-schedule"].as<std::string>());
+  for (const std::string& m : split_list(vm["lr-steps"].as<std::string>())) {
+    if (m.empty()) continue;
+    try {
+      std::size_t used = 0;
+      s.step_epochs.push_back(std::stod(m, &used));
+      if (used != m.size()) throw std::invalid_argument(m);
+    } catch (const std::exception&) {
+      throw_parameter(ErrorKind::usage, "step_epochs", m + ": not a number of epochs; give milestones like 3,4");
+    }
+  }
+  s.step_gamma = vm["lr-gamma"].as<double>();
+  s.poly_power = vm["lr-power"].as<double>();
+  s.epochs = c.epochs;
+  // One rank and one step per epoch until MPI and the data are up; enough to check every value.
+  s.global_batch = static_cast<int>(c.batch_size * static_cast<std::size_t>(std::max(1, c.backward_passes_per_step)));
+  s.workers = 1;
+  s.steps_per_epoch = 1;
+
+  c.validate();
+  s.validate();
+  return t;
+}
+
+bool shared_by_every_run(const std::string& option) {
+  return option == "checkpoint" || option == "resume" || option == "timeline";
+}
+
+}  // namespace scalelab::cli
