@@ -111,7 +111,8 @@ TEST(ConvergeBadInput, EachIsOneLineAndExitTwo) {
       {"--lamb-lr 0", "positive"},
       {"--micro-batch 24", "does not divide"},
       {"--configs baseline,bogus", "unknown configuration"},
-      {"--configs linear-warmup", "--warmup-epochs 0: a gradual warm-up needs a positive length"},
+      {"--experiment none --configs linear-warmup", "--warmup-epochs 0: a gradual warm-up needs a positive length"},
+      {"--experiment fast", "--experiment fast: use course or none"},
       {"--momentum 1", "--momentum 1: give a momentum in [0, 1)"},
       {"--from /nonexistent/c.json", "/nonexistent/c.json"},
   };
