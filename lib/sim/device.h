@@ -1,0 +1,66 @@
+// A compute device as the step simulator sees it (a roofline): peak FLOP/s per precision, memory
+// bandwidth and capacity, and per layer kind the achievable fraction of each, so that a layer's
+// time is the larger of FLOPs / (peak x compute fraction) and bytes / (bandwidth x memory
+// fraction). The catalog (data/devices/*.json, docs/simulator.md) holds the course's GPUs from
+// their datasheets; "this machine's" CPU comes from calibration (the nn engine's own kernels
+// measured per layer kind, sim/cpu_rates.h).
+//
+//   DeviceSpec v100 = resolve_device("v100-sxm2-16gb");
+//   double t = v100.layer_seconds(LayerKind::conv, flops, bytes, Precision::amp);
+#pragma once
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "sim/workload.h"
+
+namespace scalelab::sim {
+
+// fp32: float32 throughout; tf32: float32 storage, TF32 tensor-core products (Ampere and later);
+// amp: float16/bfloat16 compute on tensor cores with float32 master weights.
+enum class Precision { fp32, tf32, amp };
+[[nodiscard]] std::string_view name_of(Precision p);
+[[nodiscard]] Precision parse_precision(std::string_view text);  // usage error about "precision"
+// Bytes of one activation element in this precision (4, 4, 2).
+[[nodiscard]] double activation_bytes(Precision p);
+
+inline constexpr std::size_t kLayerKinds = 7;  // the LayerKind values, in declaration order
+
+// What fraction of the peak a layer kind reaches: compute (of the precision's peak FLOP/s) and
+// memory (of the bandwidth). Each documented with its source in the device file.
+struct Efficiency {
+  double compute = 0.5;
+  double memory = 0.7;
+};
+
+struct DeviceSpec {
+  std::string name;          // "v100-sxm2-16gb"
+  std::string title;         // "NVIDIA V100 SXM2 16 GB"
+  std::string kind = "gpu";  // "gpu" or "cpu"
+  double fp32_tflops = 0;    // peak, dense
+  double tf32_tflops = 0;    // 0: no TF32 tensor cores (then tf32 runs at the fp32 peak)
+  double amp_tflops = 0;     // FP16/BF16 tensor (dense); 0: none (then amp runs at the fp32 peak)
+  double mem_bw_GBps = 0;
+  double memory_GiB = 0;
+  std::array<Efficiency, kLayerKinds> efficiency{};  // indexed by LayerKind
+  std::vector<std::string> sources;
+
+  [[nodiscard]] double peak_flops(Precision p) const;  // FLOP/s
+  [[nodiscard]] const Efficiency& of(LayerKind k) const { return efficiency[static_cast<std::size_t>(k)]; }
+  // Seconds for `flops` FLOPs moving `bytes` bytes on a layer of kind `k`: the roofline.
+  [[nodiscard]] double layer_seconds(LayerKind k, double flops, double bytes, Precision p) const;
+};
+
+// Names of the catalog's devices (data/devices, embedded at build time), sorted.
+[[nodiscard]] std::vector<std::string> device_names();
+// A catalog name or a device file; unknown names and malformed files are input errors naming them.
+[[nodiscard]] DeviceSpec resolve_device(const std::string& name_or_path);
+// The catalog device that a machine file's GPU model string names ("Tesla V100-SXM2-32GB" ->
+// v100-sxm2-32gb), or an input error naming the model and the catalog's devices.
+[[nodiscard]] DeviceSpec device_for_model(const std::string& gpu_model);
+[[nodiscard]] DeviceSpec device_from_json(const nlohmann::json& j, const std::string& where);
+
+}  // namespace scalelab::sim
