@@ -254,7 +254,7 @@ void require_same_options(comm::Communicator& comm, const BenchOptions& o) {
       comm::require_same(comm, c.value, c.parameter, "ranks disagree");
     } catch (const Error& e) {
       // Ranks launched with different command lines: a usage problem the user fixes (exit 2).
-      if (e.kind() == ErrorKind::comm) throw Error(ErrorKind::usage, e.parameter(), e.detail());
+      if (e.kind() == ErrorKind::comm) throw e.as(ErrorKind::usage);  // keeps a peer failure's message too
       throw;
     }
   }

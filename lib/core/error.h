@@ -35,6 +35,10 @@ class Error : public std::runtime_error {
   [[nodiscard]] const std::string& parameter() const { return parameter_; }
   // What follows the parameter's name in what() ("0: a batch needs ..."); empty without a parameter.
   [[nodiscard]] const std::string& detail() const { return detail_; }
+  // The same error as another kind (its message, and its parameter if it names one).
+  [[nodiscard]] Error as(ErrorKind kind) const {
+    return parameter_.empty() ? Error(kind, what()) : Error(kind, parameter_, detail_);
+  }
   // The process exit code main() uses for this error.
   [[nodiscard]] int exit_code() const {
     return (kind_ == ErrorKind::usage || kind_ == ErrorKind::input) ? 2 : 1;
