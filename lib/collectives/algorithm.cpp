@@ -10,6 +10,15 @@
 #include "core/error.h"
 
 namespace scalelab::collectives {
+
+// Defined in each algorithm's own file.
+extern const AlgorithmDescriptor kAllreduceLibrary, kBroadcastLibrary, kAllgatherLibrary, kReduceScatterLibrary;
+extern const AlgorithmDescriptor kAllreduceRing, kAllreduceTree, kAllreduceTreePipelined,
+    kAllreduceRecursiveDoubling, kAllreduceRabenseifner, kAllreduceNaive;
+extern const AlgorithmDescriptor kBroadcastNaive, kBroadcastTree, kBroadcastRing;
+extern const AlgorithmDescriptor kAllgatherRing, kAllgatherRecursiveDoubling;
+extern const AlgorithmDescriptor kReduceScatterRing;
+
 namespace {
 
 constexpr std::array kTable{

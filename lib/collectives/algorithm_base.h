@@ -117,14 +117,8 @@ class PointToPointAlgorithm : public AlgorithmBase {
                         comm::DataType type, comm::ReduceOp op, int root) = 0;
 };
 
-// One descriptor per algorithm, each defined in its algorithm's file; algorithm.cpp's table
-// lists them.
-extern const AlgorithmDescriptor kAllreduceLibrary, kBroadcastLibrary, kAllgatherLibrary, kReduceScatterLibrary;
-extern const AlgorithmDescriptor kAllreduceRing, kAllreduceTree, kAllreduceTreePipelined,
-    kAllreduceRecursiveDoubling, kAllreduceRabenseifner, kAllreduceNaive;
-extern const AlgorithmDescriptor kBroadcastNaive, kBroadcastTree, kBroadcastRing;
-extern const AlgorithmDescriptor kAllgatherRing, kAllgatherRecursiveDoubling;
-extern const AlgorithmDescriptor kReduceScatterRing;
+// Each algorithm file defines one `const AlgorithmDescriptor` (at namespace scope, external
+// linkage); algorithm.cpp's table lists them.
 
 // Message tags, one per algorithm, so a mismatch between ranks shows up as an error rather than
 // as one algorithm's message consumed by another.

@@ -63,7 +63,7 @@ double cost(double n, int p, const Costs& c) { return recursive_doubling_allgath
 std::unique_ptr<Algorithm> make() { return std::make_unique<RecursiveDoublingAllgather>(); }
 }  // namespace
 
-const AlgorithmDescriptor kAllgatherRecursiveDoubling{
+extern const AlgorithmDescriptor kAllgatherRecursiveDoubling{
     Collective::allgather, "recursive_doubling", "log2(p) rounds, each swapping everything gathered so far",
     "Open MPI's recursive doubling allgather", NcclAnalogue::none, &make, &cost, 0, ""};
 

@@ -37,7 +37,7 @@ double cost(double n, int p, const Costs& c) { return ring_allgather(n, p, c); }
 std::unique_ptr<Algorithm> make() { return std::make_unique<RingAllgather>(); }
 }  // namespace
 
-const AlgorithmDescriptor kAllgatherRing{
+extern const AlgorithmDescriptor kAllgatherRing{
     Collective::allgather, "ring", "p-1 steps around the ring, each forwarding one block",
     "NCCL's Ring allgather; Open MPI's ring allgather", NcclAnalogue::ring, &make, &cost, 0, ""};
 

@@ -45,7 +45,7 @@ double cost(double n, int p, const Costs& c) { return naive_allreduce(n, p, c); 
 std::unique_ptr<Algorithm> make() { return std::make_unique<NaiveAllreduce>(); }
 }  // namespace
 
-const AlgorithmDescriptor kAllreduceNaive{
+extern const AlgorithmDescriptor kAllreduceNaive{
     Collective::allreduce, "naive", "every rank sends to rank 0, which reduces and sends the result back",
     "a parameter server; Open MPI's basic_linear (coll/tuned algorithm 1)", NcclAnalogue::none, &make, &cost, 0,
     ""};

@@ -93,7 +93,7 @@ double cost(double n, int p, const Costs& c) { return rabenseifner_allreduce(n, 
 std::unique_ptr<Algorithm> make() { return std::make_unique<RabenseifnerAllreduce>(); }
 }  // namespace
 
-const AlgorithmDescriptor kAllreduceRabenseifner{
+extern const AlgorithmDescriptor kAllreduceRabenseifner{
     Collective::allreduce, "rabenseifner",
     "reduce-scatter by recursive halving, allgather by recursive doubling: 2 log2(p) rounds",
     "Open MPI's Rabenseifner (coll/tuned algorithm 6), its choice for large buffers", NcclAnalogue::none, &make,

@@ -61,7 +61,7 @@ double cost(double n, int p, const Costs& c) { return recursive_doubling_allredu
 std::unique_ptr<Algorithm> make() { return std::make_unique<RecursiveDoublingAllreduce>(); }
 }  // namespace
 
-const AlgorithmDescriptor kAllreduceRecursiveDoubling{
+extern const AlgorithmDescriptor kAllreduceRecursiveDoubling{
     Collective::allreduce, "recursive_doubling", "log2(p) rounds, each swapping the whole buffer with a partner",
     "Open MPI's recursive doubling (coll/tuned algorithm 3), its choice for small buffers", NcclAnalogue::none,
     &make, &cost, 0, ""};

@@ -85,7 +85,7 @@ double cost(double n, int p, const Costs& c) { return p < 2 ? 0.0 : ring_allredu
 std::unique_ptr<Algorithm> make() { return std::make_unique<RingAllreduce>(); }
 }  // namespace
 
-const AlgorithmDescriptor kAllreduceRing{
+extern const AlgorithmDescriptor kAllreduceRing{
     Collective::allreduce, "ring",
     "reduce-scatter then allgather around the ring: 2(p-1) steps, 2(p-1)/p of the buffer per rank",
     "NCCL's Ring; Open MPI's ring (coll/tuned algorithm 4)", NcclAnalogue::ring, &make, &cost, kMinSegmentBytes,

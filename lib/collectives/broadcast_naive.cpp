@@ -39,7 +39,7 @@ double cost(double n, int p, const Costs& c) { return naive_broadcast(n, p, c); 
 std::unique_ptr<Algorithm> make() { return std::make_unique<NaiveBroadcast>(); }
 }  // namespace
 
-const AlgorithmDescriptor kBroadcastNaive{
+extern const AlgorithmDescriptor kBroadcastNaive{
     Collective::broadcast, "naive", "the root sends the whole buffer to every other rank in turn",
     "Open MPI's basic_linear broadcast", NcclAnalogue::none, &make, &cost, 0, ""};
 

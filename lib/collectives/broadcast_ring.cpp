@@ -46,7 +46,7 @@ double cost(double n, int p, const Costs& c) { return ring_broadcast(n, p, c, st
 std::unique_ptr<Algorithm> make() { return std::make_unique<RingBroadcast>(); }
 }  // namespace
 
-const AlgorithmDescriptor kBroadcastRing{
+extern const AlgorithmDescriptor kBroadcastRing{
     Collective::broadcast, "ring", "a pipelined chain from the root: every link busy at once",
     "NCCL's Ring broadcast", NcclAnalogue::ring, &make, &cost, kSegmentBytes, "256 KiB segments"};
 

@@ -48,7 +48,7 @@ double cost(double n, int p, const Costs& c) { return binomial_broadcast(n, p, c
 std::unique_ptr<Algorithm> make() { return std::make_unique<TreeBroadcast>(); }
 }  // namespace
 
-const AlgorithmDescriptor kBroadcastTree{
+extern const AlgorithmDescriptor kBroadcastTree{
     Collective::broadcast, "tree", "binomial tree: the ranks holding the data double every round",
     "Open MPI's binomial broadcast", NcclAnalogue::none, &make, &cost, 0, ""};
 

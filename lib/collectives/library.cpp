@@ -36,13 +36,13 @@ constexpr std::string_view kSummary = "the backend's own collective call (MPI's 
 constexpr std::string_view kAnalogue = "Open MPI's decision rules or NCCL's tuner, choosing per size and rank count";
 }  // namespace
 
-const AlgorithmDescriptor kAllreduceLibrary{Collective::allreduce, "library", kSummary, kAnalogue,
+extern const AlgorithmDescriptor kAllreduceLibrary{Collective::allreduce, "library", kSummary, kAnalogue,
                                             NcclAnalogue::none, &make_allreduce, nullptr, 0, ""};
-const AlgorithmDescriptor kBroadcastLibrary{Collective::broadcast, "library", kSummary, kAnalogue,
+extern const AlgorithmDescriptor kBroadcastLibrary{Collective::broadcast, "library", kSummary, kAnalogue,
                                             NcclAnalogue::none, &make_broadcast, nullptr, 0, ""};
-const AlgorithmDescriptor kAllgatherLibrary{Collective::allgather, "library", kSummary, kAnalogue,
+extern const AlgorithmDescriptor kAllgatherLibrary{Collective::allgather, "library", kSummary, kAnalogue,
                                             NcclAnalogue::none, &make_allgather, nullptr, 0, ""};
-const AlgorithmDescriptor kReduceScatterLibrary{Collective::reduce_scatter, "library", kSummary, kAnalogue,
+extern const AlgorithmDescriptor kReduceScatterLibrary{Collective::reduce_scatter, "library", kSummary, kAnalogue,
                                                 NcclAnalogue::none, &make_reduce_scatter, nullptr, 0, ""};
 
 }  // namespace scalelab::collectives

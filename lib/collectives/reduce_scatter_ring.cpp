@@ -46,7 +46,7 @@ double cost(double n, int p, const Costs& c) { return ring_reduce_scatter(n, p, 
 std::unique_ptr<Algorithm> make() { return std::make_unique<RingReduceScatter>(); }
 }  // namespace
 
-const AlgorithmDescriptor kReduceScatterRing{
+extern const AlgorithmDescriptor kReduceScatterRing{
     Collective::reduce_scatter, "ring", "p-1 steps around the ring, each adding one block and passing it on",
     "NCCL's Ring reduce-scatter; the first half of the ring allreduce", NcclAnalogue::ring, &make, &cost, 0, ""};
 
