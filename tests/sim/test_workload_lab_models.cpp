@@ -6,6 +6,9 @@
 #include "sim/workload.h"
 
 namespace scalelab::sim {
+
+void PrintTo(LayerKind k, std::ostream* os) { *os << name_of(k); }
+
 namespace {
 
 TEST(WorkloadLabModels, CatalogFilesAgreeWithLibNn) {
@@ -41,6 +44,31 @@ TEST(WorkloadLabModels, EachLayerKeepsNnsKindAndOrder) {
   EXPECT_EQ(w.layers[0].in_elems, 784);
   EXPECT_EQ(w.layers[0].out_elems, 32 * 26 * 26);
   EXPECT_EQ(w.layers[4].in_elems, 64 * 12 * 12);
+}
+
+// A residual block is listed step by step, so that its batch norms and its add are priced as the
+// memory-bound steps they are, not at a convolution's rate; its steps add up to nn's count.
+TEST(WorkloadLabModels, ResidualBlocksAreListedStepByStep) {
+  const auto model = nn::make_model("resnet", nn::Shape{1, 28, 28}, 10, 7);
+  const Workload w = workload_from_model(*model);
+  std::vector<std::string> names;
+  std::vector<LayerKind> kinds;
+  double flops = 0;
+  std::size_t params = 0;
+  for (const auto& l : w.layers) {
+    if (!l.name.starts_with("residual_block_1.")) continue;
+    names.push_back(l.name.substr(17));
+    kinds.push_back(l.kind);
+    flops += l.forward_flops;
+    params += l.params;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"conv1", "bn1", "relu", "conv2", "bn2", "shortcut", "shortcut_bn", "add_relu"}));
+  EXPECT_EQ(kinds, (std::vector<LayerKind>{LayerKind::conv, LayerKind::norm, LayerKind::elementwise, LayerKind::conv,
+                                           LayerKind::norm, LayerKind::conv, LayerKind::norm, LayerKind::elementwise}));
+  // The model's layer 4 is residual_block_1 (16 -> 32 channels, stride 2), on 16x28x28.
+  EXPECT_EQ(model->layer_name(4), "residual_block_1");
+  EXPECT_EQ(flops, model->layer(4).flops(model->layer_output_shape(3)).forward);
+  EXPECT_EQ(params, model->layer(4).parameter_count());
 }
 
 }  // namespace
