@@ -68,6 +68,7 @@ struct Reader {
   std::size_t count(const json& v, const std::string& field, const char* what) const {
     const double x = number(v, field, what);
     if (std::floor(x) != x) fail(field, v.dump() + " is not a whole number; give " + what);
+    if (x > 9007199254740992.0) fail(field, v.dump() + " is too large (over 2^53); give " + what);
     return static_cast<std::size_t>(x);
   }
 

@@ -104,6 +104,9 @@ TEST(WorkloadFile, NegativeAndFractionalNumbersAreRefused) {
   j["layers"][0]["params"] = 2.5;
   expect_message(j, {"layers[0] (conv1).params", "not a whole number"});
   j = valid();
+  j["layers"][0]["params"] = 1e30;
+  expect_message(j, {"layers[0] (conv1).params", "too large"});
+  j = valid();
   j["input_shape"][1] = 0;
   expect_message(j, {"input_shape[1]", "positive dimension"});
 }
