@@ -50,6 +50,10 @@ class Model {
   [[nodiscard]] std::size_t num_classes() const { return num_classes_; }
   [[nodiscard]] std::size_t layer_count() const { return layers_.size(); }
   [[nodiscard]] Layer& layer(std::size_t i) { return *layers_[i]; }
+  [[nodiscard]] const Layer& layer(std::size_t i) const { return *layers_[i]; }
+  // Layer i's Keras-style name ("conv2d_1") and output shape per sample, as the summary prints them.
+  [[nodiscard]] const std::string& layer_name(std::size_t i) const { return layer_names_[i]; }
+  [[nodiscard]] const Shape& layer_output_shape(std::size_t i) const { return out_shapes_[i]; }
 
   // FLOPs per image: forward, and backward (parameter and input gradients, except the first
   // layer's input gradient, which is never computed).

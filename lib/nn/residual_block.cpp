@@ -91,6 +91,21 @@ std::size_t ResidualBlock::parameter_count() const {
   return project_ ? n + conv_s_.parameter_count() + bn_s_.parameter_count() : n;
 }
 
+std::vector<ResidualBlock::Part> ResidualBlock::parts() const {
+  auto part = [](std::string name, const Layer& l, const Shape& in, const Shape& out) {
+    return Part{std::move(name), l.type(), l.flops(in).forward, l.parameter_count(), in, out};
+  };
+  const Shape& mid = mid_shape_;
+  std::vector<Part> p = {part("conv1", conv1_, in_shape_, mid), part("bn1", bn1_, mid, mid), part("relu", relu_, mid, mid),
+                         part("conv2", conv2_, mid, mid), part("bn2", bn2_, mid, mid)};
+  if (project_) {
+    p.push_back(part("shortcut", conv_s_, in_shape_, mid));
+    p.push_back(part("shortcut_bn", bn_s_, mid, mid));
+  }
+  p.push_back(Part{"add_relu", "Add+ReLU", 0, 0, mid, mid});
+  return p;
+}
+
 void ResidualBlock::set_statistics_reducer(const StatisticsReducer& reducer) {
   bn1_.set_statistics_reducer(reducer);
   bn2_.set_statistics_reducer(reducer);

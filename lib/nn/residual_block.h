@@ -27,6 +27,18 @@ class ResidualBlock final : public Layer {
   [[nodiscard]] std::size_t parameter_count() const override;
   void set_statistics_reducer(const StatisticsReducer& reducer) override;
 
+  // The block's steps in forward order, each with nn's own counts, for readers that price layers
+  // one by one (sim::workload_from_model). type is the sublayer's type(), or "Add+ReLU" for the
+  // fused residual add and activation (counted as 0 FLOPs, as ReLU is). Needs declare() first.
+  struct Part {
+    std::string name;  // "conv1", "bn1", "relu", "conv2", "bn2", "shortcut", "shortcut_bn", "add_relu"
+    std::string type;
+    double forward_flops = 0;
+    std::size_t params = 0;
+    Shape in, out;  // per sample; add_relu reads two tensors shaped like out
+  };
+  [[nodiscard]] std::vector<Part> parts() const;
+
  private:
   [[nodiscard]] bool projects(const Shape& in) const { return stride_ != 1 || in[0] != filters_; }
   std::size_t filters_, stride_;
