@@ -1,0 +1,17 @@
+# Writes OUT: a C++ file holding the text of every device file in FILES (paths joined by |), so the
+# device catalog travels inside the binary. Run at build time by lib/sim/CMakeLists.txt.
+set(body "// Generated from data/devices/*.json by lib/sim/embed_devices.cmake. Do not edit.\n#include <cstddef>\nnamespace scalelab::sim::detail {\nstruct EmbeddedDevice { const char* name; const char* text; };\nnamespace {\nconst EmbeddedDevice kDevices[] = {\n")
+set(count 0)
+string(REPLACE "|" ";" FILES "${FILES}")
+foreach(f IN LISTS FILES)
+  get_filename_component(stem ${f} NAME_WE)
+  file(READ ${f} text)
+  string(APPEND body "  {\"${stem}\", R\"scalelab_device(${text})scalelab_device\"},\n")
+  math(EXPR count "${count} + 1")
+endforeach()
+if(count EQUAL 0)
+  string(APPEND body "  {nullptr, nullptr},\n")
+endif()
+string(APPEND body "};\n}  // namespace\nconst EmbeddedDevice* embedded_devices(std::size_t& count) { count = ${count}; return kDevices; }\n}  // namespace scalelab::sim::detail\n")
+file(WRITE ${OUT}.new "${body}")
+file(COPY_FILE ${OUT}.new ${OUT} ONLY_IF_DIFFERENT)
