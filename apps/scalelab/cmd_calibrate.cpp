@@ -3,7 +3,8 @@
 // ~/.cache/scalelab/this-machine.json, or $SCALELAB_PROFILE, or --profile FILE). Started
 // without a launcher it starts itself under mpirun through `scalelab run -np 2` (printing the
 // command). --json FILE also writes the profile in the "scalelab.calibration" envelope. Rank 0
-// also runs the GPU bandwidth test's pinned copies (gpu_copies_for_profile) for the profile.
+// also runs the GPU bandwidth test's pinned copies (gpu_copies_for_profile) and times the nn
+// engine's layers on one thread (sim/cpu_rates.h: "this machine" for the simulator) for the profile.
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "core/results.h"
 #include "model/calibrate.h"
 #include "model/profile.h"
+#include "sim/cpu_rates.h"
 
 namespace scalelab::cli {
 
@@ -55,9 +57,17 @@ int cmd_calibrate(const Args& args) {
     } else {
       std::printf("# no GPU figures: %s\n", g.reason.c_str());
     }
-    // schema_version 2 adds the profile's "gpu" section, 3 its "working_set" table; older
-    // profiles still load.
-    nlohmann::json doc = make_envelope("calibration", 3, args.full);
+    // The nn engine's layers on one thread, while rank 1 waits: "this machine" for the simulator.
+    const sim::CpuRates rates = sim::measure_cpu_rates({.quick = o.quick});
+    prof.compute = sim::to_compute_rates(rates);
+    std::printf("# nn layers on 1 thread, batch %d (%s): conv %.1f GFLOP/s, dense %.1f GFLOP/s, "
+                "elementwise %.1f GB/s, max-pool %.1f GB/s\n",
+                prof.compute.batch, prof.compute.blas.c_str(), prof.compute.conv_flops_per_s * 1e-9,
+                prof.compute.matmul_flops_per_s * 1e-9, prof.compute.elementwise_bytes_per_s * 1e-9,
+                prof.compute.pool_bytes_per_s * 1e-9);
+    // schema_version 2 adds the profile's "gpu" section, 3 its "working_set" table, 4 its
+    // "compute" rates; older profiles still load.
+    nlohmann::json doc = make_envelope("calibration", 4, args.full);
     doc["profile"] = model::to_json(prof);
     const std::string path = (*vm)["profile"].as<std::string>();
     const auto dir = std::filesystem::path(path).parent_path();
