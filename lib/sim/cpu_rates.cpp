@@ -1,6 +1,8 @@
 // Timing the nn engine's layers per kind (see cpu_rates.h).
 #include "sim/cpu_rates.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -175,7 +177,9 @@ DeviceSpec cpu_device(const CpuRates& r, const std::string& title) {
   d.kind = "cpu";
   d.fp32_tflops = peak_flops * 1e-12;
   d.mem_bw_GBps = peak_bytes * 1e-9;
-  d.memory_GiB = 0;  // not limited here: the host's memory is not the simulator's concern
+  // The host's memory, as the capacity that activations and parameters must fit in.
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  d.memory_GiB = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) / (1024.0 * 1024 * 1024) : 0;
   for (std::size_t k = 0; k < kLayerKinds; ++k) {
     if (compute_bound(static_cast<LayerKind>(k))) d.efficiency[k] = {r.rate[k] / peak_flops, 1.0};
     else d.efficiency[k] = {1.0, r.rate[k] / peak_bytes};

@@ -49,7 +49,8 @@ struct CpuRateOptions {
 
 // A device of kind "cpu" whose peaks are the measured rates: fp32 peak the fastest compute-bound
 // rate, bandwidth the fastest memory-bound one, each kind's fraction its own rate over that peak
-// (1 for the fastest), the other side's fraction 1. No TF32 or AMP: those run at the fp32 peak.
+// (1 for the fastest), the other side's fraction 1; memory the host's. No TF32 or AMP: those run at the
+// fp32 peak.
 [[nodiscard]] DeviceSpec cpu_device(const CpuRates& r, const std::string& title = "this machine's CPU, one thread");
 
 // "This machine" from a calibration profile's compute section; a profile without one is an input

@@ -46,6 +46,7 @@ TEST(CpuDevice, TheRooflineGivesBackEachKindsMeasuredRate) {
   const CpuRates r = made_up();
   const DeviceSpec d = cpu_device(r);
   EXPECT_EQ(d.kind, "cpu");
+  EXPECT_GT(d.memory_GiB, 0);  // the host's memory
   EXPECT_DOUBLE_EQ(d.fp32_tflops, 90e9 * 1e-12);  // the fastest compute-bound kind
   EXPECT_DOUBLE_EQ(d.mem_bw_GBps, 12.0);          // the fastest memory-bound kind
   EXPECT_DOUBLE_EQ(d.of(LayerKind::matmul).compute, 1.0);
