@@ -3,7 +3,9 @@
 // ~/.cache/scalelab/this-machine.json, or $SCALELAB_PROFILE, or --profile FILE). Started
 // without a launcher it starts itself under mpirun through `scalelab run -np 2` (printing the
 // command). --json FILE also writes the profile in the "scalelab.calibration" envelope. Rank 0
-// also runs the GPU bandwidth test's pinned copies (gpu_copies_for_profile) for the profile.
+// also runs the GPU bandwidth test's pinned copies (gpu_copies_for_profile) and times the nn
+// engine's layers on one thread (sim/cpu_rates.h: "this machine" for the simulator) for the profile.
+#include <mpi.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,8 +21,23 @@
 #include "core/results.h"
 #include "model/calibrate.h"
 #include "model/profile.h"
+#include "sim/cpu_rates.h"
 
 namespace scalelab::cli {
+
+namespace {
+
+// Waits for every rank without spinning: a blocking MPI barrier polls at full speed, and a rank
+// waiting that way while rank 0 times the nn layers would take a core from the timing on a
+// 2-core machine. Polling every 2 ms leaves the core to rank 0.
+void quiet_barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  int done = 0;
+  for (MPI_Test(&request, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&request, &done, MPI_STATUS_IGNORE)) usleep(2000);
+}
+
+}  // namespace
 
 int cmd_calibrate(const Args& args) {
   po::options_description opts("scalelab calibrate options");
@@ -44,6 +61,11 @@ int cmd_calibrate(const Args& args) {
   if (comm->rank() == 0) std::printf("# scalelab calibrate: measuring this machine on %d ranks\n", comm->size());
   model::Profile prof = model::calibrate(*comm, o);
   if (comm->rank() == 0) {
+    // The nn engine's layers on one thread, while rank 1 waits quietly: "this machine" for the simulator.
+    prof.compute = sim::to_compute_rates(sim::measure_cpu_rates({.quick = o.quick}));
+  }
+  quiet_barrier();
+  if (comm->rank() == 0) {
     // The GPU's copies (the bandwidth test's pinned figures, cmd_bandwidth.cpp), or why there are none.
     prof.gpu = gpu_copies_for_profile(o.quick);
     const model::GpuCopies& g = prof.gpu;
@@ -55,9 +77,14 @@ int cmd_calibrate(const Args& args) {
     } else {
       std::printf("# no GPU figures: %s\n", g.reason.c_str());
     }
-    // schema_version 2 adds the profile's "gpu" section, 3 its "working_set" table; older
-    // profiles still load.
-    nlohmann::json doc = make_envelope("calibration", 3, args.full);
+    std::printf("# nn layers on 1 thread, batch %d (%s): conv %.1f GFLOP/s, dense %.1f GFLOP/s, "
+                "elementwise %.1f GB/s, max-pool %.1f GB/s\n",
+                prof.compute.batch, prof.compute.blas.c_str(), prof.compute.conv_flops_per_s * 1e-9,
+                prof.compute.matmul_flops_per_s * 1e-9, prof.compute.elementwise_bytes_per_s * 1e-9,
+                prof.compute.pool_bytes_per_s * 1e-9);
+    // schema_version 2 adds the profile's "gpu" section, 3 its "working_set" table, 4 its
+    // "compute" rates; older profiles still load.
+    nlohmann::json doc = make_envelope("calibration", 4, args.full);
     doc["profile"] = model::to_json(prof);
     const std::string path = (*vm)["profile"].as<std::string>();
     const auto dir = std::filesystem::path(path).parent_path();

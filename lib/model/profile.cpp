@@ -102,6 +102,43 @@ GpuCopies gpu_from(const nlohmann::json& j, const std::string& origin) {
   return g;
 }
 
+nlohmann::json compute_json(const ComputeRates& c) {
+  if (!c.measured) return {{"measured", false}, {"reason", c.reason}};
+  return {{"measured", true},
+          {"blas", c.blas},
+          {"threads", c.threads},
+          {"batch", c.batch},
+          {"conv_gflops_per_s", c.conv_flops_per_s * 1e-9},
+          {"matmul_gflops_per_s", c.matmul_flops_per_s * 1e-9},
+          {"elementwise_GBps", c.elementwise_bytes_per_s * 1e-9},
+          {"pool_GBps", c.pool_bytes_per_s * 1e-9}};
+}
+
+ComputeRates compute_from(const nlohmann::json& j, const std::string& origin) {
+  ComputeRates c;
+  if (!j.contains("compute")) {
+    c.reason = "this profile predates the compute measurements (schema_version 3 or older)";
+    return c;
+  }
+  const nlohmann::json& x = j["compute"];
+  c.measured = x.at("measured").get<bool>();
+  if (!c.measured) {
+    c.reason = x.value("reason", std::string("not measured"));
+    return c;
+  }
+  c.blas = x.value("blas", std::string());
+  c.threads = x.value("threads", 1);
+  c.batch = x.value("batch", 0);
+  c.conv_flops_per_s = x.at("conv_gflops_per_s").get<double>() * 1e9;
+  c.matmul_flops_per_s = x.at("matmul_gflops_per_s").get<double>() * 1e9;
+  c.elementwise_bytes_per_s = x.at("elementwise_GBps").get<double>() * 1e9;
+  c.pool_bytes_per_s = x.at("pool_GBps").get<double>() * 1e9;
+  if (!(c.conv_flops_per_s > 0 && c.matmul_flops_per_s > 0 && c.elementwise_bytes_per_s > 0 && c.pool_bytes_per_s > 0)) {
+    throw_input(origin + ": \"compute\" has a non-positive rate; run 'scalelab calibrate' again");
+  }
+  return c;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Profile& p) {
@@ -121,7 +158,8 @@ nlohmann::json to_json(const Profile& p) {
           {"copy_hot", table_json(p.copy_hot)},
           {"copy_cold", table_json(p.copy_cold)},
           {"gpu", gpu_json(p.gpu)},
-          {"working_set", table_json(p.working_set)}};
+          {"working_set", table_json(p.working_set)},
+          {"compute", compute_json(p.compute)}};
 }
 
 Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) {
@@ -146,6 +184,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     p.copy_cold = table_from(j, "copy_cold", origin);
     p.gpu = gpu_from(j, origin);
     if (j.contains("working_set")) p.working_set = table_from(j, "working_set", origin);
+    p.compute = compute_from(j, origin);
     return p;
   } catch (const nlohmann::json::exception& e) {
     throw_input(origin + ": not a scalelab calibration profile (" + std::string(e.what()) + "); run 'scalelab calibrate' again");

@@ -9,7 +9,9 @@
 //
 // Since schema_version 2 a profile also holds `gpu` (GpuCopies): the bandwidth test's pinned
 // host-device and device copy figures on a machine with a usable GPU, or why there are none.
-// Version 1 profiles (no `gpu`) still load, as "not measured".
+// Version 1 profiles (no `gpu`) still load, as "not measured". Since schema_version 4 it also holds
+// `compute` (ComputeRates): the nn engine's own layers timed on one thread, which the simulator
+// turns into "this machine's" device (sim/cpu_rates.h); older profiles load it as "not measured".
 #pragma once
 #include <optional>
 #include <string>
@@ -45,6 +47,22 @@ struct GpuCopies {
   double h2d_latency_us = 0, d2h_latency_us = 0, d2d_latency_us = 0;
 };
 
+// The nn engine's layers timed on one thread by `scalelab calibrate` (sim/cpu_rates.h measures them;
+// plain numbers here so that the cost model needs nothing of the simulator). Compute-bound kinds
+// in FLOP/s (multiply-adds counted as 2, forward and backward); memory-bound kinds in bytes/s,
+// counting each layer's input and output once forward and once backward (float32).
+struct ComputeRates {
+  bool measured = false;
+  std::string reason;          // why not measured ("this profile predates ...")
+  std::string blas;            // nn::blas_description() at the time
+  int threads = 1;
+  int batch = 0;               // images per timed call
+  double conv_flops_per_s = 0;         // Conv2D forward + backward at the cnn model's shapes
+  double matmul_flops_per_s = 0;       // Dense forward + backward at the cnn model's shapes
+  double elementwise_bytes_per_s = 0;  // ReLU and Dropout forward + backward
+  double pool_bytes_per_s = 0;         // MaxPool2D forward + backward
+};
+
 struct Profile {
   int ranks = 2;
   std::string host;
@@ -66,6 +84,7 @@ struct Profile {
   // time per 256 KiB exchange while both ranks walk through W bytes each (half sent from, half
   // received into), for W from a few hundred KiB to 4x the LLC. See cold_fraction().
   SizeTable working_set;
+  ComputeRates compute;  // schema_version 4; "not measured" in older profiles
 };
 
 // The fraction (0: in cache, 1: from memory) of the way from the in-cache to the from-memory

@@ -13,16 +13,16 @@
 namespace scalelab::topo {
 
 namespace detail {
-struct EmbeddedMachine {
+struct EmbeddedFile {
   const char* name;
   const char* text;
 };
-const EmbeddedMachine* embedded_machines(std::size_t& count);  // catalog_data.cpp
+const EmbeddedFile* embedded_machines(std::size_t& count);  // catalog_data.cpp
 }  // namespace detail
 
 namespace {
 
-Machine parse_embedded(const detail::EmbeddedMachine& e) {
+Machine parse_embedded(const detail::EmbeddedFile& e) {
   const std::string origin = std::string("catalog:") + e.name;
   return parse_machine(nlohmann::json::parse(e.text), origin);
 }

@@ -1,0 +1,60 @@
+// "This machine" for the step simulator: the nn engine's own layers timed on one thread, per layer
+// kind, so that a simulated `scalelab train` on this CPU prices each layer at the rate the real
+// kernels reach here (nn's BLAS as configured: OpenBLAS or Eigen, nn/blas.h).
+//   - conv: nn::Conv2D forward + backward at the cnn model's two convolutions (1->32 and 32->64
+//     channels, 3x3, on 28x28 and 26x26 images; the first without input gradient, as in training);
+//   - matmul: nn::Dense forward + backward at the cnn model's 9216->128 and 128->10;
+//   - elementwise: nn::ReLU and nn::Dropout; pool: nn::MaxPool2D(2) on 64x24x24.
+// Compute-bound kinds in FLOP/s (nn::Layer::flops), memory-bound kinds in bytes/s counting each
+// layer's input and output once forward and once backward (2 x (in + out) x 4 bytes per image).
+// Kinds the cnn model lacks borrow a measured rate: attention the matmul's (the same sgemm), norm
+// and embedding the elementwise one (one streaming pass each way).
+// `scalelab calibrate` stores the figures in its profile (model::ComputeRates, plain numbers);
+// device_from_profile turns them back into a DeviceSpec of kind "cpu".
+//
+//   CpuRates r = measure_cpu_rates({.quick = true});
+//   DeviceSpec cpu = cpu_device(r);  // or device_from_profile(load_profile(path), path)
+#pragma once
+#include <array>
+#include <string>
+
+#include "model/profile.h"
+#include "sim/device.h"
+
+namespace scalelab::sim {
+
+// True for the kinds whose rate is in FLOP/s (conv, matmul, attention); the others' is in bytes/s.
+[[nodiscard]] bool compute_bound(LayerKind k);
+
+struct CpuRates {
+  std::array<double, kLayerKinds> rate{};      // per LayerKind: FLOP/s or bytes/s (compute_bound)
+  std::array<bool, kLayerKinds> measured{};    // false: borrowed from a measured kind (see above)
+  std::string blas;                            // nn::blas_description()
+  int threads = 1;
+  int batch = 0;
+};
+
+struct CpuRateOptions {
+  bool quick = false;  // fewer repetitions (tests, calibrate --quick)
+  int batch = 32;      // images per timed call
+};
+
+// Times the layers on one compute thread (restoring the thread count afterwards); medians over
+// repetitions after one warm-up call. Allocates its layers and buffers once, before timing.
+[[nodiscard]] CpuRates measure_cpu_rates(const CpuRateOptions& options);
+
+// Between the simulator's per-kind rates and the profile's plain numbers.
+[[nodiscard]] model::ComputeRates to_compute_rates(const CpuRates& r);
+[[nodiscard]] CpuRates cpu_rates_from(const model::ComputeRates& c);
+
+// A device of kind "cpu" whose peaks are the measured rates: fp32 peak the fastest compute-bound
+// rate, bandwidth the fastest memory-bound one, each kind's fraction its own rate over that peak
+// (1 for the fastest), the other side's fraction 1; memory the host's. No TF32 or AMP: those run at the
+// fp32 peak.
+[[nodiscard]] DeviceSpec cpu_device(const CpuRates& r, const std::string& title = "this machine's CPU, one thread");
+
+// "This machine" from a calibration profile's compute section; a profile without one is an input
+// error naming `origin` and saying to run `scalelab calibrate`.
+[[nodiscard]] DeviceSpec device_from_profile(const model::Profile& p, const std::string& origin);
+
+}  // namespace scalelab::sim

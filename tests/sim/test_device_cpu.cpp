@@ -1,0 +1,119 @@
+// "This machine": the nn engine's layers timed per kind make a CPU device whose roofline gives
+// back the measured rates, the calibration profile keeps them (and older profiles still load, as
+// "not measured"), and a profile without them says to run `scalelab calibrate`.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "model/profile.h"
+#include "nn/compute.h"
+#include "sim/cpu_rates.h"
+
+namespace scalelab::sim {
+namespace {
+
+constexpr std::size_t idx(LayerKind k) { return static_cast<std::size_t>(k); }
+
+TEST(CpuRates, MeasuredOnOneThreadWithPositiveRatesAndTheThreadCountRestored) {
+  nn::set_compute_threads(2);
+  const CpuRates r = measure_cpu_rates({.quick = true, .batch = 4});
+  EXPECT_EQ(nn::compute_threads(), 2);
+  nn::set_compute_threads(1);
+  EXPECT_EQ(r.threads, 1);
+  EXPECT_EQ(r.batch, 4);
+  EXPECT_FALSE(r.blas.empty());
+  for (std::size_t k = 0; k < kLayerKinds; ++k) EXPECT_GT(r.rate[k], 0) << k;
+  for (LayerKind k : {LayerKind::conv, LayerKind::matmul, LayerKind::elementwise, LayerKind::pool}) EXPECT_TRUE(r.measured[idx(k)]);
+  // Kinds the cnn model lacks borrow a measured kind's rate.
+  EXPECT_FALSE(r.measured[idx(LayerKind::attention)]);
+  EXPECT_DOUBLE_EQ(r.rate[idx(LayerKind::attention)], r.rate[idx(LayerKind::matmul)]);
+  EXPECT_DOUBLE_EQ(r.rate[idx(LayerKind::norm)], r.rate[idx(LayerKind::elementwise)]);
+}
+
+CpuRates made_up() {
+  CpuRates r;
+  r.blas = "test";
+  r.batch = 32;
+  r.rate[idx(LayerKind::conv)] = r.rate[idx(LayerKind::attention)] = 60e9;
+  r.rate[idx(LayerKind::matmul)] = 90e9;
+  r.rate[idx(LayerKind::elementwise)] = r.rate[idx(LayerKind::norm)] = r.rate[idx(LayerKind::embedding)] = 12e9;
+  r.rate[idx(LayerKind::pool)] = 6e9;
+  return r;
+}
+
+TEST(CpuDevice, TheRooflineGivesBackEachKindsMeasuredRate) {
+  const CpuRates r = made_up();
+  const DeviceSpec d = cpu_device(r);
+  EXPECT_EQ(d.kind, "cpu");
+  EXPECT_GT(d.memory_GiB, 0);  // the host's memory
+  EXPECT_DOUBLE_EQ(d.fp32_tflops, 90e9 * 1e-12);  // the fastest compute-bound kind
+  EXPECT_DOUBLE_EQ(d.mem_bw_GBps, 12.0);          // the fastest memory-bound kind
+  EXPECT_DOUBLE_EQ(d.of(LayerKind::matmul).compute, 1.0);
+  EXPECT_DOUBLE_EQ(d.of(LayerKind::elementwise).memory, 1.0);
+  // A compute-bound layer of F FLOPs takes F / its rate; a memory-bound one of B bytes B / its rate.
+  const double flops = 3e9, bytes = 6e8;
+  EXPECT_NEAR(d.layer_seconds(LayerKind::conv, flops, 0, Precision::fp32), flops / 60e9, 1e-15);
+  EXPECT_NEAR(d.layer_seconds(LayerKind::matmul, flops, 0, Precision::fp32), flops / 90e9, 1e-15);
+  EXPECT_NEAR(d.layer_seconds(LayerKind::pool, 0, bytes, Precision::fp32), bytes / 6e9, 1e-15);
+  EXPECT_NEAR(d.layer_seconds(LayerKind::elementwise, 0, bytes, Precision::fp32), bytes / 12e9, 1e-15);
+  // No tensor units: amp prices like fp32.
+  EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::conv, flops, 0, Precision::amp), d.layer_seconds(LayerKind::conv, flops, 0, Precision::fp32));
+}
+
+// The smallest profile profile_from_json accepts: one row per table.
+model::Profile minimal_profile() {
+  model::Profile p;
+  p.cpu_model = "Test CPU";
+  for (model::SizeTable* t : {&p.message_hot, &p.message_cold, &p.reduce_hot, &p.reduce_cold, &p.copy_hot, &p.copy_cold}) {
+    t->bytes = {1024};
+    t->seconds = {1e-6};
+  }
+  return p;
+}
+
+TEST(ProfileCompute, TheComputeSectionRoundTrips) {
+  model::Profile p = minimal_profile();
+  p.compute = to_compute_rates(made_up());
+  const model::Profile q = model::profile_from_json(model::to_json(p), "test profile");
+  ASSERT_TRUE(q.compute.measured);
+  EXPECT_EQ(q.compute.blas, "test");
+  EXPECT_EQ(q.compute.batch, 32);
+  EXPECT_DOUBLE_EQ(q.compute.conv_flops_per_s, 60e9);
+  EXPECT_DOUBLE_EQ(q.compute.matmul_flops_per_s, 90e9);
+  EXPECT_DOUBLE_EQ(q.compute.elementwise_bytes_per_s, 12e9);
+  EXPECT_DOUBLE_EQ(q.compute.pool_bytes_per_s, 6e9);
+  const DeviceSpec d = device_from_profile(q, "test profile");
+  EXPECT_EQ(d.kind, "cpu");
+  EXPECT_NE(d.title.find("Test CPU"), std::string::npos);
+  EXPECT_NEAR(d.layer_seconds(LayerKind::conv, 6e9, 0, Precision::fp32), 0.1, 1e-12);
+}
+
+TEST(ProfileCompute, AnOlderProfileLoadsAsNotMeasuredAndTheSimulatorSaysToCalibrate) {
+  nlohmann::json j = model::to_json(minimal_profile());
+  j.erase("compute");  // schema_version 3 and older
+  const model::Profile q = model::profile_from_json(j, "old.json");
+  EXPECT_FALSE(q.compute.measured);
+  EXPECT_NE(q.compute.reason.find("predates"), std::string::npos);
+  try {
+    (void)device_from_profile(q, "old.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::input);
+    EXPECT_NE(what.find("old.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("run 'scalelab calibrate'"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+TEST(ProfileCompute, ANonPositiveRateIsAnInputError) {
+  model::Profile p = minimal_profile();
+  p.compute = to_compute_rates(made_up());
+  nlohmann::json j = model::to_json(p);
+  j["compute"]["pool_GBps"] = 0;
+  EXPECT_THROW((void)model::profile_from_json(j, "bad.json"), Error);
+}
+
+}  // namespace
+}  // namespace scalelab::sim
