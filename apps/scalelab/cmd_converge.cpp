@@ -50,12 +50,6 @@ constexpr const char* kUsage =
     "      --configs baseline,naive,linear-warmup\n"
     "  scalelab converge --from a.json,b.json --charts charts";
 
-// The non-empty items of a comma list ("a.json,,b.json" -> a.json, b.json).
-std::vector<std::string> list_items(const std::string& s) {
-  std::vector<std::string> out = split_list(s);
-  std::erase(out, std::string());
-  return out;
-}
 
 struct Parsed {
   ConvergeSettings settings;

@@ -1,7 +1,7 @@
 // `scalelab monitor [-l SECONDS] [--output FILE.csv] [--count N] [--json FILE] [-- command args...]`: samples
 // this node's GPUs through NVML into nvidia-smi-shaped CSV (lib/monitor), as the course does with
 // `nvidia-smi --query-gpu=timestamp,index,name,utilization.gpu,memory.used,memory.total --format=csv
-// -l 5`, and reports NVLink traffic between start and end. It samples until Ctrl-C, until -c
+// -l 5`, and reports NVLink traffic between start and end. It samples until Ctrl-C, until --count
 // samples, or while the command after `--` runs (then exits with that command's status).
 #include <cmath>
 #include <fstream>

@@ -56,7 +56,7 @@ struct ScaleArgs {
 
 std::vector<int> parse_ranks(const Args& args, const std::string& text) {
   std::vector<int> r;
-  for (const auto& item : split_list(text)) {
+  for (const auto& item : list_items(text)) {
     const auto v = parse_int(item, "--rank-counts");
     if (v < 1 || v > 4096) usage_error(args, "--rank-counts " + text + ": each rank count must be 1..4096");
     r.push_back(static_cast<int>(v));

@@ -18,6 +18,7 @@ int cmd_scale(const Args& args);      // the same training at several rank count
 int cmd_converge(const Args& args);   // large-batch convergence configurations side by side
 int cmd_topo(const Args& args);       // machine topology: nvidia-smi-style matrix, routes, best ring
 int cmd_predict(const Args& args);    // cost-model predictions of collectives, nccl-tests columns
+int cmd_simulate(const Args& args);   // a workload's training step on a machine: throughput, scaling, bottleneck
 int cmd_calibrate(const Args& args);  // measure this machine for the cost model (2 ranks)
 int cmd_bandwidth(const Args& args);  // GPU copy bandwidth against size, bandwidthTest style (CUDA builds)
 // The bandwidth test's figures `calibrate` saves in the profile, or why there are none

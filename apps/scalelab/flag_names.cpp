@@ -20,6 +20,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"backward_passes_per_step", "--backward-passes-per-step"},
     {"base_lr", "--lr"},
     {"batch_size", "--batch-size"},
+    {"bucket_cap_bytes", "--bucket-cap"},
     {"check", "-c/--check"},
     {"checkpoint", "--checkpoint"},
     {"compare", "--compare"},
@@ -30,7 +31,6 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"decay", "--lr-schedule"},
     {"device", "--device"},
     {"epochs", "--epochs"},
-    {"bucket_cap_bytes", "--bucket-cap"},
     {"gpus", "--gpus"},
     {"interval_s", "--gpu-monitor-interval"},
     {"iters", "-n/--iters"},
@@ -46,12 +46,16 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"ops", "-o/--op"},
     {"optimizer", "--optimizer"},
     {"poly_power", "--lr-power"},
+    {"precision", "--precision"},
     {"prefetch", "--prefetch"},
+    {"profile", "--profile"},
     {"reference_batch", "--base-batch"},
+    {"repeats", "--repeats"},
     {"resume", "--resume"},
     {"root", "-r/--root"},
     {"scaling", "--lr-scaling"},
     {"seed", "--seed"},
+    {"sizes", "-b/-e/-f"},
     {"stall_timeout_s", "--stall-timeout"},
     {"step_bytes", "-i/--stepbytes"},
     {"step_epochs", "--lr-steps"},
@@ -66,6 +70,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"warmup_epochs", "--warmup-epochs"},
     {"warmup_iters", "-w/--warmup_iters"},
     {"weight_decay", "--weight-decay"},
+    {"workload", "--workload"},
 };
 
 }  // namespace
@@ -78,11 +83,8 @@ std::string flag_for(std::string_view parameter) {
 }
 
 std::string cli_message(const Error& e) {
-  if (e.parameter().empty()) return e.what();
   const std::string flag = flag_for(e.parameter());
-  if (flag.empty()) return e.what();
-  const std::string& d = e.detail();
-  return flag + (d.empty() || d[0] == ':' ? "" : " ") + d;
+  return flag.empty() ? std::string(e.what()) : e.message_as(flag);
 }
 
 }  // namespace scalelab::cli

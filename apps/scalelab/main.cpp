@@ -36,6 +36,7 @@ constexpr Command kCommands[] = {
     {"converge", scalelab::cli::cmd_converge, "large-batch convergence: lr scaling, warm-up, LARS, LAMB side by side"},
     {"topo", scalelab::cli::cmd_topo, "a machine's topology: link matrix, routes with bandwidth and latency, best ring"},
     {"predict", scalelab::cli::cmd_predict, "predicted collective time and bandwidth on a machine (cost model)"},
+    {"simulate", scalelab::cli::cmd_simulate, "predicted training throughput, scaling efficiency and bottleneck (step model)"},
     {"calibrate", scalelab::cli::cmd_calibrate, "measure this machine (2 ranks) for the cost model's predictions"},
     {"bandwidth", scalelab::cli::cmd_bandwidth, "GPU copy bandwidth against size: host-device pinned and pageable, device (bandwidthTest)"},
     {"monitor", scalelab::cli::cmd_monitor, "sample GPU utilization and memory to CSV (nvidia-smi -l style, NVML), NVLink traffic"},

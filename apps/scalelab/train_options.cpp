@@ -6,11 +6,14 @@
 #include <sstream>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "collectives/algorithm.h"
 #include "core/error.h"
 #include "core/text.h"
 #include "core/size_parse.h"
 #include "nn/model.h"
+#include "nn/step_plan.h"
 #include "optim/factory.h"
 
 namespace scalelab::cli {
@@ -76,8 +79,8 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
   }
   add("algo", po::value<std::string>()->default_value(d.algo),
       ("allreduce algorithm for the gradients: " + join(collectives::algorithm_names(collectives::Collective::allreduce))).c_str());
-  add("bucket-cap", po::value<std::string>()->default_value("64M"),
-      "bytes per fused gradient allreduce, with K, M, G suffixes (HOROVOD_FUSION_THRESHOLD, PyTorch DDP's "
+  add("bucket-cap", po::value<std::string>()->default_value(default_bucket_cap()),
+      "float32 gradient bytes per allreduce bucket, with K, M, G suffixes (HOROVOD_FUSION_THRESHOLD, PyTorch DDP's "
       "bucket_cap_mb); 0: one allreduce per tensor. --fusion-threshold is its deprecated spelling");
   add("fp16-allreduce", po::bool_switch(), "send gradients as float16 (Horovod's Compression.fp16)");
   if (full) add("backward-passes-per-step", po::value<int>()->default_value(d.backward_passes_per_step),
@@ -133,6 +136,11 @@ TrainOptions read_train_options(const po::variables_map& vm) {
   if (declared(vm, "gpu-monitor")) {
     t.gpu_monitor.csv_path = vm["gpu-monitor"].as<std::string>();
     t.gpu_monitor.interval_s = vm["gpu-monitor-interval"].as<double>();  // checked by monitor::NodeMonitor
+    if (t.gpu_monitor.csv_path.empty() && !vm["gpu-monitor-interval"].defaulted()) {
+      throw_parameter(ErrorKind::usage, "interval_s",
+                      fmt::format("{}: nothing is sampled without the GPU monitor's CSV file; give it too",
+                                  t.gpu_monitor.interval_s));
+    }
   }
 
   optim::ScheduleConfig& s = t.schedule;
@@ -171,7 +179,12 @@ TrainOptions read_train_options(const po::variables_map& vm) {
 }
 
 bool shared_by_every_run(const std::string& option) {
-  return option == "checkpoint" || option == "resume" || option == "timeline";
+  return option == "checkpoint" || option == "resume" || option == "timeline" || option == "gpu-monitor";
+}
+
+std::string default_bucket_cap() {
+  static_assert(nn::kDefaultBucketCapBytes % (std::size_t{1} << 20) == 0, "written in MiB below");
+  return std::to_string(nn::kDefaultBucketCapBytes >> 20) + "M";
 }
 
 }  // namespace scalelab::cli

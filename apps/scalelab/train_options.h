@@ -46,8 +46,11 @@ void add_train_options(po::options_description& o, TrainOptionSet set);
 // schedule). Options of the set that were not declared keep the library's defaults.
 [[nodiscard]] TrainOptions read_train_options(const po::variables_map& vm);
 
+// The bucket cap's default as the flag takes it ("64M"): nn::kDefaultBucketCapBytes.
+[[nodiscard]] std::string default_bucket_cap();
+
 // Whether `option` (a name add_train_options declares, e.g. "timeline") names one file that every
-// run of `scalelab scale` would write (--checkpoint, --resume, --timeline).
+// run of `scalelab scale` would write (--checkpoint, --resume, --timeline, --gpu-monitor).
 [[nodiscard]] bool shared_by_every_run(const std::string& option);
 
 }  // namespace scalelab::cli

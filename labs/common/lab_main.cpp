@@ -34,19 +34,19 @@ std::string lab_flag_for(std::string_view parameter) {
 
 std::string lab_message(const Error& e) {
   const std::string flag = lab_flag_for(e.parameter());
-  if (flag.empty()) return e.what();
-  return flag + (e.detail().empty() || e.detail()[0] == ':' ? "" : " ") + e.detail();
+  return flag.empty() ? std::string(e.what()) : e.message_as(flag);
 }
 
 int lab_main(const lab::Lab& lab, int argc, char** argv) {
   const std::string& name = lab.name();
   lab::LabOptions o;
+  const lab::LabOptions defaults;
   po::options_description desc("options");
   desc.add_options()("help,h", "show this help")("list", "list the steps and exit")(
       "quick", po::bool_switch(&o.quick), "the short variant (CI-affordable): fewer steps per epoch, same lessons")(
-      "step", po::value<int>(&o.only_step)->default_value(0), "run only step N (1-based; 0: all)")(
-      "ranks", po::value<int>(&o.ranks)->default_value(2), "N, the rank count of the multi-rank steps")(
-      "dataset", po::value<std::string>(&o.dataset)->default_value("fashion-mnist"),
+      "step", po::value<int>(&o.only_step)->default_value(defaults.only_step), "run only step N (1-based; 0: all)")(
+      "ranks", po::value<int>(&o.ranks)->default_value(defaults.ranks), "N, the rank count of the multi-rank steps")(
+      "dataset", po::value<std::string>(&o.dataset)->default_value(defaults.dataset),
       "dataset of the training steps: fashion-mnist, synthetic or a folder of IDX files")(
       "out", po::value<std::string>(&o.out_dir)->default_value(name + "-out"), "folder for the steps' files")(
       "json", po::value<std::string>(&o.json), "write the lab's record here (default <out>/<lab>.json)");

@@ -23,8 +23,6 @@ using Json = nlohmann::json;
 
 // ResNet-50: 25,610,216 float32 parameters (docs/references.md, Course figures): the gradient every step exchanges.
 constexpr double kResnet50Bytes = 25610216.0 * 4;
-// 4 V100, GPU-only throughput of the same lab (docs/references.md, Course figures): 2,795.8 img/s, batch 64 per GPU.
-constexpr double kResnet50ImagesPerSecond4V100 = 2795.8;
 constexpr double kBatchPerGpu = 64;
 
 std::string sizes_max(const StepContext& ctx) { return ctx.options().quick ? "16M" : "64M"; }
@@ -125,42 +123,53 @@ void predict_then_measure(StepContext& ctx) {
 }
 
 void resnet50_links(StepContext& ctx) {
-  // Per-GPU step time of ResNet-50 on V100 at batch 64 (GPU only): the time the exchange can hide in.
-  const double step_s = kBatchPerGpu / (kResnet50ImagesPerSecond4V100 / 4);
+  // Each machine's allreduce is priced against that machine's own step: the step simulator's
+  // forward and backward time of ResNet-50 at batch 64 per device there (docs/simulator.md).
   struct Case {
     const char* what;
-    std::vector<std::string> args;
+    std::vector<std::string> predict;   // scalelab predict's machine flags
+    std::vector<std::string> simulate;  // scalelab simulate's
   };
   const std::string size = fmt::format("{:.0f}", kResnet50Bytes);
+  const std::string profile = ctx.out("this-machine-profile.json");
   const std::vector<Case> cases{
-      {"DGX-1, 8 V100, NVLink rings", {"--machine", "dgx1", "--gpus", "8"}},
-      {"DGX-1, 8 V100, P2P off (host memory, QPI)", {"--machine", "dgx1", "--gpus", "8", "--p2p", "off"}},
-      {"8 V100 PCIe, two sockets (UPI)", {"--machine", "pcie-8gpu", "--gpus", "8"}},
-      {"4 V100 PCIe, one switch", {"--machine", "pcie-4gpu", "--gpus", "4"}},
-      {"DGX A100, NVSwitch", {"--machine", "dgx-a100", "--gpus", "8"}},
-      {"DGX H100, NVSwitch (NVLink 4)", {"--machine", "dgx-h100", "--gpus", "8"}},
-      {"Puhti, 2 nodes x 4 V100 (InfiniBand EDR)", {"--machine", "puhti", "--gpus", "8"}},
-      {"this machine, 2 CPU ranks (calibrated)", {"--machine", "this", "--ranks", "2", "--profile", ctx.out("this-machine-profile.json")}},
+      {"DGX-1, 8 V100, NVLink rings", {"--machine", "dgx1", "--gpus", "8"}, {"--machine", "dgx1", "--gpus", "8"}},
+      {"DGX-1, 8 V100, P2P off (host memory, QPI)", {"--machine", "dgx1", "--gpus", "8", "--p2p", "off"},
+       {"--machine", "dgx1", "--gpus", "8", "--p2p", "off"}},
+      {"8 V100 PCIe, two sockets (UPI)", {"--machine", "pcie-8gpu", "--gpus", "8"}, {"--machine", "pcie-8gpu", "--gpus", "8"}},
+      {"4 V100 PCIe, one switch", {"--machine", "pcie-4gpu", "--gpus", "4"}, {"--machine", "pcie-4gpu", "--gpus", "4"}},
+      {"DGX A100, NVSwitch", {"--machine", "dgx-a100", "--gpus", "8"}, {"--machine", "dgx-a100", "--gpus", "8"}},
+      {"DGX H100, NVSwitch (NVLink 4)", {"--machine", "dgx-h100", "--gpus", "8"}, {"--machine", "dgx-h100", "--gpus", "8"}},
+      {"Puhti, 2 nodes x 4 V100 (InfiniBand EDR)", {"--machine", "puhti", "--gpus", "8"}, {"--machine", "puhti", "--gpus", "8"}},
+      {"this machine, 2 CPU ranks (calibrated)", {"--machine", "this", "--ranks", "2", "--profile", profile},
+       {"--machine", "this", "--gpus", "2", "--profile", profile}},
   };
-  ctx.say(fmt::format("ResNet-50 gradients: {:.1f} MB per step; a V100 step at batch {} takes about {:.0f} ms (GPU only).",
-                      kResnet50Bytes / 1e6, kBatchPerGpu, step_s * 1e3));
+  ctx.say(fmt::format("ResNet-50 gradients: {:.1f} MB per step; each machine's step (forward and backward) at batch {:.0f}\n"
+                      "per device is the step simulator's.",
+                      kResnet50Bytes / 1e6, kBatchPerGpu));
   Json rows = Json::array();
   int i = 0;
   for (const auto& c : cases) {
-    const std::string file = ctx.out("resnet50-" + std::to_string(i++) + ".json");
+    const std::string file = ctx.out("resnet50-" + std::to_string(i) + ".json");
     std::vector<std::string> args{"predict", "allreduce", "-b", size, "-e", size};
-    args.insert(args.end(), c.args.begin(), c.args.end());
+    args.insert(args.end(), c.predict.begin(), c.predict.end());
     args.insert(args.end(), {"--json", file});
     const Json doc = ctx.run(args, file);
     const Json& r = doc.at("rows").back();
     const double t = r.at("time_us").get<double>() * 1e-6;
-    rows.push_back({{"case", c.what}, {"time_ms", t * 1e3}, {"busbw_GBps", r.at("busbw_GBps")}, {"fraction_of_step", t / step_s}});
-    ctx.say(fmt::format("  {:<44} allreduce {:8.1f} ms = {:5.0f}% of a step   (busbw {:.1f} GB/s)", c.what, t * 1e3,
-                        100 * t / step_s, r.at("busbw_GBps").get<double>()));
+    const std::string sim_file = ctx.out("resnet50-step-" + std::to_string(i++) + ".json");
+    std::vector<std::string> sim{"simulate", "--workload", "resnet50", "--batch-size", fmt::format("{:.0f}", kBatchPerGpu)};
+    sim.insert(sim.end(), c.simulate.begin(), c.simulate.end());
+    sim.insert(sim.end(), {"--json", sim_file});
+    const double step_s = ctx.run(sim, sim_file).at("rows").back().at("compute_s").get<double>();
+    rows.push_back({{"case", c.what}, {"time_ms", t * 1e3}, {"busbw_GBps", r.at("busbw_GBps")}, {"step_ms", step_s * 1e3},
+                    {"fraction_of_step", t / step_s}});
+    ctx.say(fmt::format("  {:<44} allreduce {:8.1f} ms against a {:8.1f} ms step: {:5.0f}%   (busbw {:.1f} GB/s)", c.what,
+                        t * 1e3, step_s * 1e3, 100 * t / step_s, r.at("busbw_GBps").get<double>()));
   }
   ctx.note("resnet50", rows);
   ctx.say("Question: which links could hide the exchange behind the backward pass (about 2/3 of a step),\n"
-          "and what busbw would that take?");
+          "and what busbw would that take? Which machines' GPUs outran their links?");
 }
 
 void chart(StepContext& ctx) {

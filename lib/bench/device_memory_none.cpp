@@ -6,11 +6,11 @@
 namespace scalelab::bench {
 
 void* device_alloc(std::size_t /*bytes*/) {
-  throw_runtime("device memory: this scalelab was built without CUDA; use --backend mpi");
+  throw_parameter(ErrorKind::runtime, "backend", "nccl: device memory needs a scalelab built with CUDA; use the mpi backend");
 }
 void device_free(void* /*p*/) noexcept {}
 void device_copy(void* /*dst*/, const void* /*src*/, std::size_t /*bytes*/, CopyKind /*kind*/) {
-  throw_runtime("device memory: this scalelab was built without CUDA; use --backend mpi");
+  throw_parameter(ErrorKind::runtime, "backend", "nccl: device memory needs a scalelab built with CUDA; use the mpi backend");
 }
 
 }  // namespace scalelab::bench

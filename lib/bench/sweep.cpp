@@ -11,18 +11,22 @@ using collectives::Collective;
 
 std::vector<std::uint64_t> size_sweep(const SweepSpec& spec, std::size_t type_size) {
   if (spec.min_bytes > spec.max_bytes) {
-    throw_usage("-b/--minbytes " + std::to_string(spec.min_bytes) + " is greater than -e/--maxbytes " +
-                std::to_string(spec.max_bytes) + "; give -b <= -e");
+    throw_parameter(ErrorKind::usage, "min_bytes",
+                    std::to_string(spec.min_bytes) + " is greater than the largest size " +
+                        std::to_string(spec.max_bytes) + "; start at or below it");
   }
-  if (spec.step_factor == 0) throw_usage("-f/--stepfactor 0: give a factor of 2 or more (or 1 to step by -i)");
+  if (spec.step_factor == 0) {
+    throw_parameter(ErrorKind::usage, "step_factor", "0: give a factor of 2 or more (or 1 to step by a fixed number of bytes)");
+  }
   const bool by_factor = spec.step_factor > 1;
   if (spec.min_bytes < spec.max_bytes) {
     if (by_factor && spec.min_bytes == 0) {
-      throw_usage("-b/--minbytes 0 with -f/--stepfactor never grows; start at -b " + std::to_string(type_size) +
-                  " or more");
+      throw_parameter(ErrorKind::usage, "min_bytes",
+                      "0 multiplied by a step factor never grows; start at " + std::to_string(type_size) + " or more");
     }
     if (!by_factor && spec.step_bytes == 0) {
-      throw_usage("-i/--stepbytes 0 never advances from -b to -e; give -i > 0 or -f 2");
+      throw_parameter(ErrorKind::usage, "step_bytes",
+                      "0 never advances from the smallest size to the largest; give a step above 0, or a factor of 2");
     }
   }
   std::vector<std::uint64_t> sizes;

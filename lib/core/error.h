@@ -28,13 +28,18 @@ class Error : public std::runtime_error {
   Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
   // An error about one parameter: what() is "<parameter> <detail>".
   Error(ErrorKind kind, std::string parameter, std::string detail)
-      : std::runtime_error(parameter + (detail.empty() || detail[0] == ':' ? "" : " ") + detail),
-        kind_(kind), parameter_(std::move(parameter)), detail_(std::move(detail)) {}
+      : std::runtime_error(joined(parameter, detail)), kind_(kind), parameter_(std::move(parameter)),
+        detail_(std::move(detail)) {}
   [[nodiscard]] ErrorKind kind() const { return kind_; }
   // The library's name of the parameter at fault ("batch_size"), or empty.
   [[nodiscard]] const std::string& parameter() const { return parameter_; }
   // What follows the parameter's name in what() ("0: a batch needs ..."); empty without a parameter.
   [[nodiscard]] const std::string& detail() const { return detail_; }
+  // The message with `name` in the parameter's place (what a front end prints with its flag);
+  // what() when the error names no parameter.
+  [[nodiscard]] std::string message_as(const std::string& name) const {
+    return parameter_.empty() ? std::string(what()) : joined(name, detail_);
+  }
   // The same error as another kind (its message, and its parameter if it names one).
   [[nodiscard]] Error as(ErrorKind kind) const {
     return parameter_.empty() ? Error(kind, what()) : Error(kind, parameter_, detail_);
@@ -45,6 +50,10 @@ class Error : public std::runtime_error {
   }
 
  private:
+  // "batch_size" + "0: ..." -> "batch_size 0: ..."; "dataset" + ": ..." -> "dataset: ...".
+  static std::string joined(const std::string& name, const std::string& detail) {
+    return name + (detail.empty() || detail[0] == ':' ? "" : " ") + detail;
+  }
   ErrorKind kind_;
   std::string parameter_;
   std::string detail_;

@@ -16,4 +16,10 @@ std::vector<std::string> split_list(std::string_view text, char separator) {
   return items;
 }
 
+std::vector<std::string> list_items(std::string_view text, char separator) {
+  std::vector<std::string> items = split_list(text, separator);
+  std::erase(items, std::string());
+  return items;
+}
+
 }  // namespace scalelab

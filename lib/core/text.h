@@ -10,5 +10,7 @@ namespace scalelab {
 // The items of `text` between separators, in order, empty items kept ("1,,2" -> "1", "", "2";
 // "1," -> "1", ""), so a caller can reject them or skip them; "" gives no items.
 [[nodiscard]] std::vector<std::string> split_list(std::string_view text, char separator = ',');
+// The same without the empty items ("a,,b," -> "a", "b"): lists where a stray comma is harmless.
+[[nodiscard]] std::vector<std::string> list_items(std::string_view text, char separator = ',');
 
 }  // namespace scalelab

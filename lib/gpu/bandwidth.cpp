@@ -134,15 +134,15 @@ Timing time_copies(cudaStream_t stream, const BandwidthOptions& o, const Event& 
 }
 
 void check_options(const BandwidthOptions& o) {
-  if (o.sizes.empty()) throw_usage("bandwidth: no sizes to measure; give -b/--minbytes and -e/--maxbytes");
+  if (o.sizes.empty()) throw_parameter(ErrorKind::usage, "sizes", ": no sizes to measure; give the smallest and the largest");
   for (std::size_t i = 0; i < o.sizes.size(); ++i) {
     if (o.sizes[i] == 0 || (i > 0 && o.sizes[i] <= o.sizes[i - 1])) {
-      throw_usage("bandwidth: sizes must be positive and ascending; check -b/-e/-f");
+      throw_parameter(ErrorKind::usage, "sizes", ": must be positive and ascending; check the smallest, largest and factor");
     }
   }
-  if (o.iters < 1 || o.repeats < 1 || o.warmup < 0) {
-    throw_usage("bandwidth: --iters and --repeats must be at least 1 and --warmup at least 0");
-  }
+  if (o.iters < 1) throw_parameter(ErrorKind::usage, "iters", std::to_string(o.iters) + ": give at least 1");
+  if (o.repeats < 1) throw_parameter(ErrorKind::usage, "repeats", std::to_string(o.repeats) + ": give at least 1");
+  if (o.warmup < 0) throw_parameter(ErrorKind::usage, "warmup_iters", std::to_string(o.warmup) + ": give 0 or more");
   if (!o.pinned && !o.pageable && !o.d2d) throw_usage("bandwidth: nothing to measure (no host memory mode and no D2D)");
 }
 
@@ -245,8 +245,9 @@ BandwidthReport run_bandwidth_test(const BandwidthOptions& o) {
   std::size_t free_bytes = 0, total_bytes = 0;
   check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
   if (free_bytes < 2 * max) {
-    throw_usage("-e/--maxbytes " + format_size(max) + ": the test needs two device buffers of that size but GPU " +
-                std::to_string(o.device) + " has " + format_size(free_bytes) + " free; use a smaller -e");
+    throw_parameter(ErrorKind::usage, "max_bytes",
+                    format_size(max) + ": the test needs two device buffers of that size but GPU " +
+                        std::to_string(o.device) + " has " + format_size(free_bytes) + " free; use a smaller size");
   }
   // Everything allocated once at the largest size; host sources hold the pattern, and so does
   // device buffer `a` once a host-to-device copy (or the upload below) has run.

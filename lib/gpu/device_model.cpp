@@ -89,9 +89,15 @@ const Registration* registration(const std::string& type) {
   return nullptr;
 }
 
-std::string registered_types() {
+// The zoo's models every layer of which has a device twin: what `--device cuda` can train.
+std::string models_that_run() {
   std::string s;
-  for (const Registration& r : kDeviceLayers) s += (s.empty() ? "" : ", ") + std::string(r.type);
+  for (const std::string& name : nn::model_names()) {
+    const auto m = nn::make_model(name, nn::Shape{1, 28, 28}, 10, 1);
+    bool all = true;
+    for (std::size_t i = 0; i < m->layer_count(); ++i) all = all && registration(m->layer(i).type()) != nullptr;
+    if (all) s += (s.empty() ? "" : ", ") + name;
+  }
   return s;
 }
 
@@ -143,7 +149,7 @@ void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_s
     if (r == nullptr) {
       throw_parameter(ErrorKind::usage, "device",
                       "cuda: model " + host.name() + " has a " + l.type() + " layer, which the CUDA engine does not "
-                      "implement yet (it implements " + registered_types() + "); use the cpu device");
+                      "implement yet (" + models_that_run() + " run on it); use the cpu device");
     }
     const ParamSlots slots = l.parameter_ids().empty() ? ParamSlots{} : take_slots(params, next_param, l, where);
     std::unique_ptr<DeviceLayer> d =

@@ -122,8 +122,7 @@ DeviceOptimizer::~DeviceOptimizer() {
 }
 
 void DeviceOptimizer::step(float* values, const float* grads, float lr, cudaStream_t stream) {
-  if (!(lr > 0.0f) || !std::isfinite(lr))
-    throw_usage("learning rate " + std::to_string(lr) + ": it must be a positive number (e.g. --lr 0.001)");
+  optim::Optimizer::check_lr(lr);  // the same error as the CPU optimizers
   const optim::OptimizerOptions& o = options_;
   float* s0 = state_;
   float* s1 = state_size_ >= 2 * size_ ? state_ + size_ : nullptr;

@@ -199,7 +199,8 @@ std::optional<Profile> try_load_profile(const std::string& path) {
 Profile load_profile(const std::string& path) {
   auto p = try_load_profile(path);
   if (!p) {
-    throw_input("profile " + path + " does not exist; run 'scalelab run -np 2 -- calibrate' (or 'scalelab calibrate') first, or give --profile FILE");
+    throw_parameter(ErrorKind::input, "profile",
+                    path + " does not exist; run 'scalelab calibrate' first, or name another calibration profile");
   }
   return *p;
 }

@@ -24,7 +24,7 @@ LossResult softmax_ce(ConstTensorView logits, std::span<const Label> labels, Ten
     const auto y = static_cast<long long>(labels[i]);
     if (y < 0 || static_cast<std::size_t>(y) >= c)
       throw_input("label " + std::to_string(y) + " at batch index " + std::to_string(i) + " is outside [0, " +
-                  std::to_string(c) + "): check the dataset's labels and --classes");
+                  std::to_string(c) + "): check the dataset's labels and the model's class count");
     std::size_t arg = 0;
     for (std::size_t j = 1; j < c; ++j) if (z[j] > z[arg]) arg = j;
     const float m = z[arg];

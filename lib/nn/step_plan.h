@@ -12,11 +12,12 @@
 // order are adjacent in memory, so every bucket is ONE range [offset, offset + count) of the
 // buffer (the alignment padding between tensors included, which is harmless to reduce). Bucket 0
 // holds the LAST parameters: it is ready first, during backward, once the gradient of its
-// lowest-declared parameter (`ready_after`) exists, and every rank launches the buckets in this
-// same order (NCCL requires it).
+// lowest-declared parameter (`Bucket::first_param`) exists, and every rank launches the buckets
+// in this same order (NCCL requires it).
 //
 // Accumulation: the buckets are averaged once per optimizer step, after the last of
-// `backward_passes_per_step` backward passes (Horovod's backward_passes_per_step).
+// `backward_passes_per_step` backward passes (Horovod's backward_passes_per_step). The trainer
+// runs the passes; the plan records their number for whoever prices a step.
 //
 //   StepPlan plan(params.params(), {.bucket_cap_bytes = 25 << 20, .fp16_wire = false});
 //   for (const Bucket& b : plan.buckets()) ... b.offset, b.count, plan.wire_bytes(b)

@@ -59,13 +59,16 @@ class Optimizer {
 
  protected:
   explicit Optimizer(const OptimizerOptions& options) : options_(options) {}
+
+ public:
+  // Throws usage if lr is not a positive finite number (every engine's optimizers call it).
+  static void check_lr(float lr);
+
+ protected:
   // Names of the per-parameter-float state segments this optimizer keeps (may be empty).
   [[nodiscard]] virtual std::vector<std::string> state_names() const = 0;
   // Segment s of the state, as long as the parameter buffer.
   [[nodiscard]] float* segment(std::size_t s) { return state_.data() + segments_[s].offset; }
-  // Throws usage if lr is not a positive finite number.
-  static void check_lr(float lr);
-
   OptimizerOptions options_;
   std::int64_t steps_ = 0;
 

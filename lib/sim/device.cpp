@@ -1,18 +1,18 @@
 // Devices for the step simulator (see device.h): precisions, the roofline, the device file format
-// and the catalog. The catalog's texts come from device_data.cpp, generated at build time from
-// data/devices/*.json by embed_devices.cmake; docs/simulator.md ("Devices") says where every
-// figure in them comes from.
+// and the catalog. The catalog's texts are compiled in from data/devices/*.json
+// (cmake/EmbedFiles.cmake); docs/simulator.md ("Devices") says where every figure comes from.
 //
 // A device file:
 //   { "name": "v100-sxm2-16gb", "title": "NVIDIA V100 SXM2 16 GB", "kind": "gpu",
 //     "fp32_tflops": 15.7, "tf32_tflops": 0, "amp_tflops": 125,
 //     "memory_bandwidth_GBps": 900, "memory_GiB": 16,
 //     "efficiency": { "default": {"compute": 0.5, "memory": 0.8, "source": "..."},
-//                     "conv": {"compute": 0.233, "source": "..."} },
+//                     "conv": {"compute": 0.568, "tensor": 0.233, "source": "..."} },
 //     "sources": ["NVIDIA V100 datasheet ..."] }
 // "efficiency" holds "default" (every kind not listed) and at most one entry per layer kind; an
-// entry may give compute, memory or both (what it leaves out comes from "default"), and says where
-// its figures come from in "source".
+// entry may give compute (of the FP32 peak), tensor (of the tensor peaks), memory, or some of them
+// (what it leaves out comes from "default"; the default's tensor, when absent, is its compute),
+// and says where its figures come from in "source".
 #include "sim/device.h"
 
 #include <algorithm>
@@ -86,17 +86,21 @@ std::string text(const nlohmann::json& j, const std::string& key, const std::str
   return j[key].get<std::string>();
 }
 
-Efficiency efficiency_from(const nlohmann::json& e, const std::string& where, const Efficiency& base) {
+// `base`: the default entry, for what an entry leaves out; null while reading the default entry.
+Efficiency efficiency_from(const nlohmann::json& e, const std::string& where, const Efficiency* base) {
+  const Efficiency fallback = base != nullptr ? *base : Efficiency{};
   if (!e.is_object()) throw_input(where + " must be an object such as {\"compute\": 0.5, \"memory\": 0.8, \"source\": \"...\"}");
   (void)text(e, "source", where, "say where the fractions come from (docs/simulator.md, Devices)");
   for (const auto& [k, v] : e.items()) {
-    if (k != "compute" && k != "memory" && k != "source") {
-      throw_input(where + ": unknown field \"" + k + "\"; an efficiency has compute, memory and source");
+    if (k != "compute" && k != "tensor" && k != "memory" && k != "source") {
+      throw_input(where + ": unknown field \"" + k + "\"; an efficiency has compute, tensor, memory and source");
     }
   }
   Efficiency out;
-  out.compute = fraction(e, "compute", where, base.compute);
-  out.memory = fraction(e, "memory", where, base.memory);
+  out.compute = fraction(e, "compute", where, fallback.compute);
+  // Without a tensor fraction: the default entry's, or in the default entry its compute fraction.
+  out.tensor = fraction(e, "tensor", where, base != nullptr ? base->tensor : out.compute);
+  out.memory = fraction(e, "memory", where, fallback.memory);
   return out;
 }
 
@@ -148,9 +152,14 @@ double DeviceSpec::peak_flops(Precision p) const {
   return tflops * 1e12;
 }
 
+bool DeviceSpec::on_tensor_cores(Precision p) const {
+  return (p == Precision::tf32 && tf32_tflops > 0) || (p == Precision::amp && amp_tflops > 0);
+}
+
 double DeviceSpec::layer_seconds(LayerKind k, double flops, double bytes, Precision p) const {
   const Efficiency& e = of(k);
-  const double compute_s = flops > 0 ? flops / (peak_flops(p) * e.compute) : 0.0;
+  const double fraction = on_tensor_cores(p) ? e.tensor : e.compute;
+  const double compute_s = flops > 0 ? flops / (peak_flops(p) * fraction) : 0.0;
   const double memory_s = bytes > 0 ? bytes / (mem_bw_GBps * 1e9 * e.memory) : 0.0;
   return std::max(compute_s, memory_s);
 }
@@ -187,7 +196,7 @@ DeviceSpec device_from_json(const nlohmann::json& j, const std::string& where) {
     throw_input(where + ": field \"efficiency\" needs a \"default\" entry ({\"compute\": ..., \"memory\": ..., \"source\": ...})");
   }
   const nlohmann::json& eff = j["efficiency"];
-  const Efficiency base = efficiency_from(eff["default"], where + ": efficiency.default", Efficiency{});
+  const Efficiency base = efficiency_from(eff["default"], where + ": efficiency.default", nullptr);
   d.efficiency.fill(base);
   for (const auto& [k, v] : eff.items()) {
     if (k == "default") continue;
@@ -195,7 +204,7 @@ DeviceSpec device_from_json(const nlohmann::json& j, const std::string& where) {
     if (it == kKindNames.end()) {
       throw_input(where + ": efficiency." + k + ": not a layer kind; use default or one of " + kind_list());
     }
-    d.efficiency[static_cast<std::size_t>(it - kKindNames.begin())] = efficiency_from(v, where + ": efficiency." + k, base);
+    d.efficiency[static_cast<std::size_t>(it - kKindNames.begin())] = efficiency_from(v, where + ": efficiency." + k, &base);
   }
   return d;
 }

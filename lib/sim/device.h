@@ -29,11 +29,14 @@ enum class Precision { fp32, tf32, amp };
 
 inline constexpr std::size_t kLayerKinds = 7;  // the LayerKind values, in declaration order
 
-// What fraction of the peak a layer kind reaches: compute (of the precision's peak FLOP/s) and
-// memory (of the bandwidth). Each documented with its source in the device file.
+// What fraction of the peak a layer kind reaches: compute (of the FP32 peak, on the CUDA cores),
+// memory (of the bandwidth) and tensor (of the TF32 and FP16/BF16 tensor peaks, on the tensor
+// cores: a different unit, reached at a different fraction). Each documented with its source in the
+// device file.
 struct Efficiency {
   double compute = 0.5;
   double memory = 0.7;
+  double tensor = 0.5;
 };
 
 struct DeviceSpec {
@@ -49,6 +52,8 @@ struct DeviceSpec {
   std::vector<std::string> sources;
 
   [[nodiscard]] double peak_flops(Precision p) const;  // FLOP/s
+  // Whether precision p runs on the tensor peak (tf32 or amp where the device has one).
+  [[nodiscard]] bool on_tensor_cores(Precision p) const;
   [[nodiscard]] const Efficiency& of(LayerKind k) const { return efficiency[static_cast<std::size_t>(k)]; }
   // Seconds for `flops` FLOPs moving `bytes` bytes on a layer of kind `k`: the roofline.
   [[nodiscard]] double layer_seconds(LayerKind k, double flops, double bytes, Precision p) const;

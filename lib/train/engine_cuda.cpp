@@ -39,9 +39,9 @@ CudaEngine::CudaEngine(const TrainConfig& config, comm::Communicator& comm, cons
                        std::size_t classes)
     : batch_(config.batch_size), sample_(sample_shape), classes_(classes) {
   if (comm.memory_space() != comm::MemorySpace::host) {
-    throw_parameter(ErrorKind::usage, "device",
-                    "cuda with the " + comm.backend() + " backend: use the mpi backend (the default); the CUDA engine "
-                    "opens its own NCCL communicator for the gradients");
+    throw_parameter(ErrorKind::usage, "backend",
+                    comm.backend() + ": the CUDA engine needs the mpi backend (the default) and opens its own NCCL "
+                    "communicator for the gradients");
   }
   device_ = pick_device(comm);
   gpu::cuda_check(cudaSetDevice(device_), "cudaSetDevice(" + std::to_string(device_) + ")");
@@ -136,7 +136,9 @@ void CudaEngine::store_to_host() {
 // Copies through a pinned buffer so that the copy is asynchronous (a pageable source would make
 // cudaMemcpyAsync wait for the stream); waits only until the previous batch left that buffer.
 void CudaEngine::stage_images(const float* images, std::size_t n) {
-  if (n > batch_) throw_parameter(ErrorKind::runtime, "device", "cuda: a batch of " + std::to_string(n) + " for an engine sized for " + std::to_string(batch_));
+  if (n > batch_) {
+    throw_runtime("CUDA engine: a batch of " + std::to_string(n) + " for an engine sized for " + std::to_string(batch_));
+  }
   const std::size_t bytes = n * sample_.numel() * sizeof(float);
   gpu::cuda_check(cudaEventSynchronize(images_copied_), "cudaEventSynchronize (previous batch staged)");
   std::memcpy(images_host_->data(), images, bytes);

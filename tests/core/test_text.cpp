@@ -23,5 +23,11 @@ TEST(SplitList, EmptyItemsAreKept) {
 
 TEST(SplitList, OtherSeparator) { EXPECT_EQ(split_list("/usr/bin:/bin", ':'), (Items{"/usr/bin", "/bin"})); }
 
+TEST(ListItems, DropsEmptyItemsLeavingTheRestInOrder) {
+  EXPECT_EQ(list_items("1,2,"), (Items{"1", "2"}));
+  EXPECT_EQ(list_items(",a,,b"), (Items{"a", "b"}));
+  EXPECT_TRUE(list_items(",,").empty());
+}
+
 }  // namespace
 }  // namespace scalelab

@@ -103,6 +103,16 @@ TEST(Roofline, FasterPrecisionCanTurnAComputeBoundLayerMemoryBound) {
   EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::matmul, flops, bytes, Precision::amp), memory_s);
 }
 
+TEST(Roofline, TensorCoresReachTheirOwnFractionOfTheTensorPeak) {
+  DeviceSpec d = toy();
+  d.efficiency[static_cast<std::size_t>(LayerKind::conv)] = {0.6, 0.8, 0.2};
+  const double flops = 1e12;
+  EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::conv, flops, 0, Precision::fp32), flops / (10e12 * 0.6));
+  EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::conv, flops, 0, Precision::amp), flops / (80e12 * 0.2));
+  // No TF32 peak here: tf32 runs on the CUDA cores at the FP32 fraction.
+  EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::conv, flops, 0, Precision::tf32), flops / (10e12 * 0.6));
+}
+
 TEST(Roofline, ALayerWithNothingToDoTakesNoTime) {
   const DeviceSpec d = toy();
   EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::elementwise, 0, 0, Precision::fp32), 0.0);
