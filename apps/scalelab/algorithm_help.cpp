@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "core/size_parse.h"
+
 namespace scalelab::cli {
 
 std::string algorithms_help(std::optional<collectives::Collective> only) {
@@ -13,7 +15,13 @@ std::string algorithms_help(std::optional<collectives::Collective> only) {
     for (const collectives::AlgorithmDescriptor* d : collectives::algorithm_table()) {
       if (d->collective != c) continue;
       s += fmt::format("    {:<19} {}\n    {:<19} like {}", d->name, d->summary, "", d->analogue);
-      s += d->segmenting.empty() ? "\n" : fmt::format("; {}\n", d->segmenting);
+      if (d->segment_bytes == 0) {
+        s += "\n";
+      } else if (d->max_segments > 0) {
+        s += fmt::format("; blocks over {} go in at most {} segments\n", format_size(d->segment_bytes), d->max_segments);
+      } else {
+        s += fmt::format("; {} segments\n", format_size(d->segment_bytes));
+      }
     }
   }
   return s;

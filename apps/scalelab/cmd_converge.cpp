@@ -26,6 +26,33 @@
 namespace scalelab::cli {
 namespace {
 
+// The course's convergence experiment (Lab 2): what --experiment course gives the training
+// options the command line leaves unset. The options themselves, and their defaults otherwise,
+// are train's (train_options.h).
+struct CourseSetting {
+  const char* option;
+  const char* value;
+};
+constexpr CourseSetting kCourseExperiment[] = {{"model", "mlp"},     {"optimizer", "sgd"},         {"lr", "0.01"},
+                                               {"epochs", "5"},      {"warmup-epochs", "1"},       {"lr-schedule", "cosine"}};
+
+// "--model mlp --optimizer sgd ..." for the help text.
+std::string course_settings() {
+  std::string s;
+  for (const CourseSetting& c : kCourseExperiment) s += fmt::format("{}--{} {}", s.empty() ? "" : " ", c.option, c.value);
+  return s;
+}
+
+void apply_course_experiment(po::variables_map& vm) {
+  for (const CourseSetting& c : kCourseExperiment) {
+    if (!vm.count(c.option) || !vm.at(c.option).defaulted()) continue;
+    boost::any& v = vm.at(c.option).value();
+    if (v.type() == typeid(std::string)) v = std::string(c.value);
+    else if (v.type() == typeid(double)) v = std::stod(c.value);
+    else if (v.type() == typeid(int)) v = std::stoi(c.value);
+  }
+}
+
 constexpr const char* kUsage =
     "scalelab converge [options]\n\n"
     "Trains the same model for the same epochs in several configurations and compares them: a\n"
@@ -38,16 +65,13 @@ constexpr const char* kUsage =
     "--target-accuracy) and writes charts of test accuracy and loss against epoch and time.\n"
     "The scaling rules use the baseline batch (--base-batch) as reference: --lr is the lr there.\n"
     "The training options, their spelling and their defaults are those of `scalelab train`; for the\n"
-    "options left unset, --experiment course (the default) uses the course's settings:\n"
-    "  --model mlp --optimizer sgd --lr 0.01 --epochs 5 --warmup-epochs 1 --lr-schedule cosine\n"
+    "options left unset, --experiment course (the default) uses the course's settings (below)\n"
     "and --experiment none keeps train's defaults (the warm-up configurations then need\n"
     "--warmup-epochs > 0).\n\n"
     "configurations: baseline, naive, linear, linear-warmup, sqrt, lars, lamb\n\n"
     "examples:\n"
-    "  scalelab converge --model mlp --optimizer sgd --lr 0.01 --epochs 5 --warmup-epochs 1 \\\n"
-    "      --lr-schedule cosine --json converge.json\n"
-    "  scalelab converge --model mlp --optimizer sgd --lr 0.01 --epochs 3 --warmup-epochs 1 \\\n"
-    "      --configs baseline,naive,linear-warmup\n"
+    "  scalelab converge --json converge.json        (the course's experiment)\n"
+    "  scalelab converge --epochs 3 --configs baseline,naive,linear-warmup\n"
     "  scalelab converge --from a.json,b.json --charts charts";
 
 
@@ -56,19 +80,6 @@ struct Parsed {
   std::string json, charts;
   std::vector<std::string> from;
 };
-
-// The course's convergence experiment (Lab 2): what --experiment course gives the training
-// options the command line leaves unset. The options themselves, and their defaults otherwise,
-// are train's (train_options.h).
-void apply_course_experiment(po::variables_map& vm) {
-  const auto unset = [&](const char* name) { return vm.count(name) && vm.at(name).defaulted(); };
-  if (unset("model")) vm.at("model").value() = std::string("mlp");
-  if (unset("optimizer")) vm.at("optimizer").value() = std::string("sgd");
-  if (unset("lr")) vm.at("lr").value() = 0.01;
-  if (unset("epochs")) vm.at("epochs").value() = 5;
-  if (unset("warmup-epochs")) vm.at("warmup-epochs").value() = 1.0;
-  if (unset("lr-schedule")) vm.at("lr-schedule").value() = std::string("cosine");
-}
 
 std::optional<Parsed> parse_converge(const Args& args) {
   ConvergeSettings d;
@@ -88,7 +99,7 @@ std::optional<Parsed> parse_converge(const Args& args) {
       ("json", po::value<std::string>()->default_value(""), "write every record here (rank 0; rewritten after each configuration)")
       ("charts", po::value<std::string>()->default_value("converge-charts"), "folder for the charts (SVG, PNG, .dat, .gp); '' for none")
       ("from", po::value<std::string>()->default_value(""), "comma-separated converge JSON files: table and charts only, no training");
-  auto vm = parse(args, kUsage, o);
+  auto vm = parse(args, std::string(kUsage) + "\n\nthe course's experiment: " + course_settings(), o);
   if (!vm) return std::nullopt;
   Parsed p;
   p.json = (*vm)["json"].as<std::string>();

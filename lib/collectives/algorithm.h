@@ -74,8 +74,11 @@ struct AlgorithmDescriptor {
   // and segments. Null only for `library`, whose time is the backend's own choice (lib/model
   // models Open MPI's decision rules and NCCL's tuner).
   double (*cost)(double n, int p, const Costs& c) = nullptr;
-  std::size_t segment_bytes = 0;  // the implementation's segment or pipeline size; 0: whole blocks
-  std::string_view segmenting;    // the same in words, for help texts ("" when whole blocks)
+  // How the implementation cuts its messages: segments of segment_bytes (0: whole blocks); with
+  // max_segments > 0, segment_bytes is the smallest segment and a block is cut into at most that
+  // many (the ring: blocks over 1 MiB in at most 4 segments).
+  std::size_t segment_bytes = 0;
+  std::size_t max_segments = 0;
 
   [[nodiscard]] bool is_library() const { return cost == nullptr; }
 };

@@ -65,6 +65,6 @@ std::unique_ptr<Algorithm> make() { return std::make_unique<RecursiveDoublingAll
 
 extern const AlgorithmDescriptor kAllgatherRecursiveDoubling{
     Collective::allgather, "recursive_doubling", "log2(p) rounds, each swapping everything gathered so far",
-    "Open MPI's recursive doubling allgather", NcclAnalogue::none, &make, &cost, 0, ""};
+    "Open MPI's recursive doubling allgather", NcclAnalogue::none, &make, &cost, 0, 0};
 
 }  // namespace scalelab::collectives

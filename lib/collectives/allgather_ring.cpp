@@ -39,6 +39,6 @@ std::unique_ptr<Algorithm> make() { return std::make_unique<RingAllgather>(); }
 
 extern const AlgorithmDescriptor kAllgatherRing{
     Collective::allgather, "ring", "p-1 steps around the ring, each forwarding one block",
-    "NCCL's Ring allgather; Open MPI's ring allgather", NcclAnalogue::ring, &make, &cost, 0, ""};
+    "NCCL's Ring allgather; Open MPI's ring allgather", NcclAnalogue::ring, &make, &cost, 0, 0};
 
 }  // namespace scalelab::collectives

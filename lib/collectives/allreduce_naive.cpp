@@ -48,6 +48,6 @@ std::unique_ptr<Algorithm> make() { return std::make_unique<NaiveAllreduce>(); }
 extern const AlgorithmDescriptor kAllreduceNaive{
     Collective::allreduce, "naive", "every rank sends to rank 0, which reduces and sends the result back",
     "a parameter server; Open MPI's basic_linear (coll/tuned algorithm 1)", NcclAnalogue::none, &make, &cost, 0,
-    ""};
+    0};
 
 }  // namespace scalelab::collectives

@@ -97,6 +97,6 @@ extern const AlgorithmDescriptor kAllreduceRabenseifner{
     Collective::allreduce, "rabenseifner",
     "reduce-scatter by recursive halving, allgather by recursive doubling: 2 log2(p) rounds",
     "Open MPI's Rabenseifner (coll/tuned algorithm 6), its choice for large buffers", NcclAnalogue::none, &make,
-    &cost, 0, ""};
+    &cost, 0, 0};
 
 }  // namespace scalelab::collectives

@@ -64,6 +64,6 @@ std::unique_ptr<Algorithm> make() { return std::make_unique<RecursiveDoublingAll
 extern const AlgorithmDescriptor kAllreduceRecursiveDoubling{
     Collective::allreduce, "recursive_doubling", "log2(p) rounds, each swapping the whole buffer with a partner",
     "Open MPI's recursive doubling (coll/tuned algorithm 3), its choice for small buffers", NcclAnalogue::none,
-    &make, &cost, 0, ""};
+    &make, &cost, 0, 0};
 
 }  // namespace scalelab::collectives

@@ -88,7 +88,6 @@ std::unique_ptr<Algorithm> make() { return std::make_unique<RingAllreduce>(); }
 extern const AlgorithmDescriptor kAllreduceRing{
     Collective::allreduce, "ring",
     "reduce-scatter then allgather around the ring: 2(p-1) steps, 2(p-1)/p of the buffer per rank",
-    "NCCL's Ring; Open MPI's ring (coll/tuned algorithm 4)", NcclAnalogue::ring, &make, &cost, kMinSegmentBytes,
-    "blocks over 1 MiB go in at most 4 segments"};
+    "NCCL's Ring; Open MPI's ring (coll/tuned algorithm 4)", NcclAnalogue::ring, &make, &cost, kMinSegmentBytes, kMaxSegments};
 
 }  // namespace scalelab::collectives

@@ -82,11 +82,11 @@ std::unique_ptr<Algorithm> make_pipelined() {
 
 extern const AlgorithmDescriptor kAllreduceTree{
     Collective::allreduce, "tree", "binary tree: reduce up to rank 0, broadcast down; whole buffer per edge",
-    "NCCL's Tree (across nodes); Open MPI's binary tree", NcclAnalogue::tree, &make_whole, &whole_cost, 0, ""};
+    "NCCL's Tree (across nodes); Open MPI's binary tree", NcclAnalogue::tree, &make_whole, &whole_cost, 0, 0};
 extern const AlgorithmDescriptor kAllreduceTreePipelined{
     Collective::allreduce, "tree_pipelined",
     "binary tree with the buffer in segments, so every level of the tree works at once",
     "NCCL's Tree (across nodes), which pipelines chunks the same way", NcclAnalogue::tree, &make_pipelined,
-    &pipelined_cost, kPipelineSegmentBytes, "128 KiB segments"};
+    &pipelined_cost, kPipelineSegmentBytes, 0};
 
 }  // namespace scalelab::collectives

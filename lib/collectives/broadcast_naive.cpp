@@ -41,6 +41,6 @@ std::unique_ptr<Algorithm> make() { return std::make_unique<NaiveBroadcast>(); }
 
 extern const AlgorithmDescriptor kBroadcastNaive{
     Collective::broadcast, "naive", "the root sends the whole buffer to every other rank in turn",
-    "Open MPI's basic_linear broadcast", NcclAnalogue::none, &make, &cost, 0, ""};
+    "Open MPI's basic_linear broadcast", NcclAnalogue::none, &make, &cost, 0, 0};
 
 }  // namespace scalelab::collectives

@@ -48,6 +48,6 @@ std::unique_ptr<Algorithm> make() { return std::make_unique<RingBroadcast>(); }
 
 extern const AlgorithmDescriptor kBroadcastRing{
     Collective::broadcast, "ring", "a pipelined chain from the root: every link busy at once",
-    "NCCL's Ring broadcast", NcclAnalogue::ring, &make, &cost, kSegmentBytes, "256 KiB segments"};
+    "NCCL's Ring broadcast", NcclAnalogue::ring, &make, &cost, kSegmentBytes, 0};
 
 }  // namespace scalelab::collectives

@@ -50,6 +50,6 @@ std::unique_ptr<Algorithm> make() { return std::make_unique<TreeBroadcast>(); }
 
 extern const AlgorithmDescriptor kBroadcastTree{
     Collective::broadcast, "tree", "binomial tree: the ranks holding the data double every round",
-    "Open MPI's binomial broadcast", NcclAnalogue::none, &make, &cost, 0, ""};
+    "Open MPI's binomial broadcast", NcclAnalogue::none, &make, &cost, 0, 0};
 
 }  // namespace scalelab::collectives

@@ -37,12 +37,12 @@ constexpr std::string_view kAnalogue = "Open MPI's decision rules or NCCL's tune
 }  // namespace
 
 extern const AlgorithmDescriptor kAllreduceLibrary{Collective::allreduce, "library", kSummary, kAnalogue,
-                                            NcclAnalogue::none, &make_allreduce, nullptr, 0, ""};
+                                            NcclAnalogue::none, &make_allreduce, nullptr, 0, 0};
 extern const AlgorithmDescriptor kBroadcastLibrary{Collective::broadcast, "library", kSummary, kAnalogue,
-                                            NcclAnalogue::none, &make_broadcast, nullptr, 0, ""};
+                                            NcclAnalogue::none, &make_broadcast, nullptr, 0, 0};
 extern const AlgorithmDescriptor kAllgatherLibrary{Collective::allgather, "library", kSummary, kAnalogue,
-                                            NcclAnalogue::none, &make_allgather, nullptr, 0, ""};
+                                            NcclAnalogue::none, &make_allgather, nullptr, 0, 0};
 extern const AlgorithmDescriptor kReduceScatterLibrary{Collective::reduce_scatter, "library", kSummary, kAnalogue,
-                                                NcclAnalogue::none, &make_reduce_scatter, nullptr, 0, ""};
+                                                NcclAnalogue::none, &make_reduce_scatter, nullptr, 0, 0};
 
 }  // namespace scalelab::collectives

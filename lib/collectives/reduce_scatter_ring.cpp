@@ -48,6 +48,6 @@ std::unique_ptr<Algorithm> make() { return std::make_unique<RingReduceScatter>()
 
 extern const AlgorithmDescriptor kReduceScatterRing{
     Collective::reduce_scatter, "ring", "p-1 steps around the ring, each adding one block and passing it on",
-    "NCCL's Ring reduce-scatter; the first half of the ring allreduce", NcclAnalogue::ring, &make, &cost, 0, ""};
+    "NCCL's Ring reduce-scatter; the first half of the ring allreduce", NcclAnalogue::ring, &make, &cost, 0, 0};
 
 }  // namespace scalelab::collectives

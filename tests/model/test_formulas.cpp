@@ -88,6 +88,20 @@ TEST(OpenMpi, TwoRankDecisionFollowsTheTunedTable) {
   EXPECT_EQ(openmpi_allreduce_choice(64 << 20, 2), OmpiAllreduce::rabenseifner);
 }
 
+TEST(Formulas, BinomialBroadcastSendsWholeMessagesInCeilLog2pRounds) {
+  const double n = 1e6;
+  for (int p = 2; p <= 9; ++p) {
+    const double rounds = std::ceil(std::log2(static_cast<double>(p)));
+    EXPECT_NEAR(binomial_broadcast(n, p, kCosts), rounds * (a + n * b), 1e-15) << p;
+  }
+}
+
+TEST(Formulas, RecursiveDoublingAllgatherDoublesItsMessageEveryRound) {
+  const double n = 8e6;
+  EXPECT_NEAR(recursive_doubling_allgather(n, 4, kCosts), (a + n / 4 * b) + (a + n / 2 * b), 1e-15);
+  EXPECT_NEAR(recursive_doubling_allgather(n, 8, kCosts), (a + n / 8 * b) + (a + n / 4 * b) + (a + n / 2 * b), 1e-15);
+}
+
 // Costs whose temporaries are fresh pages above 32 MiB, at 1 ns per touched byte.
 class FreshAbove final : public Costs {
  public:
