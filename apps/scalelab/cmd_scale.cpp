@@ -28,6 +28,7 @@
 #include "lab/runner.h"
 #include "report/chart.h"
 #include "report/table.h"
+#include "sim/scaling.h"
 #include "train_options.h"
 
 namespace scalelab::cli {
@@ -52,6 +53,9 @@ struct ScaleArgs {
   std::string json;
   int repeat = 1;
   std::vector<std::string> train_args;  // the training options given, as `scalelab train` reads them
+  TrainOptions train;                   // the same, read
+  bool predict = false;                 // print the step simulator's prediction beside each row
+  std::string profile;                  // its calibration profile ("": the default path)
 };
 
 std::vector<int> parse_ranks(const Args& args, const std::string& text) {
@@ -74,15 +78,17 @@ std::optional<ScaleArgs> parse_scale(const Args& args) {
       ("out", po::value<std::string>()->default_value("scale-out"), "folder for each run's JSON")
       ("chart", po::value<std::string>()->default_value(""), "chart files BASE.svg/.png/.dat/.gp (default <out>/scaling)")
       ("repeat", po::value<int>()->default_value(1), "run each rank count R times, interleaved; report the median")
-      ("json", po::value<std::string>()->default_value(""), "write the table as JSON");
+      ("json", po::value<std::string>()->default_value(""), "write the table as JSON")
+      ("predict", po::bool_switch(), "print the step simulator's prediction (scalelab simulate --machine this) beside each row, with the error; needs scalelab calibrate")
+      ("profile", po::value<std::string>()->default_value(""), "calibration profile for --predict (default: calibrate's)");
   po::options_description train_options("training options (as scalelab train takes them)");
   add_train_options(train_options, TrainOptionSet::full);
   o.add(train_options);
   std::vector<po::option> given;
   auto vm = parse(args, kUsage, o, nullptr, &given);
   if (!vm) return std::nullopt;
-  (void)read_train_options(*vm);  // a bad value is one line now, not one per run
   ScaleArgs s;
+  s.train = read_train_options(*vm);  // a bad value is one line now, not one per run
   if (!vm->count("rank-counts")) usage_error(args, "give the rank counts with --rank-counts, e.g. --rank-counts 1,2");
   s.ranks = parse_ranks(args, (*vm)["rank-counts"].as<std::string>());
   s.out = (*vm)["out"].as<std::string>();
@@ -99,7 +105,29 @@ std::optional<ScaleArgs> parse_scale(const Args& args) {
     s.train_args.insert(s.train_args.end(), opt.value.begin(), opt.value.end());
   }
   if (s.chart.empty()) s.chart = (fs::path(s.out) / "scaling").string();
+  s.predict = (*vm)["predict"].as<bool>();
+  s.profile = (*vm)["profile"].as<std::string>();
+  if (s.predict && s.train.config.threads != 1) {
+    usage_error(args, "--predict: the simulator knows this machine's kernels on one thread per rank; use --threads 1");
+  }
   return s;
+}
+
+// What the step simulator predicts for these runs: the model as a workload on this machine's
+// CPU ranks, at the same batch, optimizer and averaging (lib/sim/scaling.h).
+sim::ScalingResult prediction(const ScaleArgs& s) {
+  const train::TrainConfig& c = s.train.config;
+  sim::ScalingRequest q;
+  q.workload = c.model;
+  q.machine = "this";
+  q.profile = s.profile;
+  q.counts = s.ranks;
+  q.optimizer = c.optimizer;
+  q.step.batch = c.batch_size;
+  q.step.algorithm = c.algo;
+  q.step.averaging = {.bucket_cap_bytes = c.bucket_cap_bytes, .fp16_wire = c.fp16_allreduce,
+                      .backward_passes_per_step = c.backward_passes_per_step};
+  return sim::simulate_scaling(q);
 }
 
 struct Row {
@@ -119,6 +147,9 @@ struct Row {
 int cmd_scale(const Args& args) {
   const auto parsed = parse_scale(args);
   if (!parsed) return 0;
+  // Predicted first: a missing profile is one line before anything trains.
+  const std::optional<sim::ScalingResult> predicted =
+      parsed->predict ? std::optional<sim::ScalingResult>(prediction(*parsed)) : std::nullopt;
   fs::create_directories(parsed->out);
   const std::string bin = scalelab_binary();
   std::vector<Row> rows(parsed->ranks.size());
@@ -164,8 +195,15 @@ int cmd_scale(const Args& args) {
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i].ips = median(ips_runs[i]);
 
   const Row& base = rows.front();
-  report::ConsoleTable table({{"ranks", "", 6}, {"global batch", "", 12}, {"images/sec", "", 11}, {"speed-up", "", 9},
-                              {"efficiency", "", 10}, {"test acc", "", 9}, {"peak RSS", "(MiB)", 9}, {"load", "", 6}});
+  std::vector<report::Column> columns{{"ranks", "", 6},     {"global batch", "", 12}, {"images/sec", "", 11},
+                                      {"speed-up", "", 9},  {"efficiency", "", 10},   {"test acc", "", 9},
+                                      {"peak RSS", "(MiB)", 9}, {"load", "", 6}};
+  if (predicted) {
+    columns.push_back({"predicted", "(img/s)", 11});
+    columns.push_back({"error", "", 8});
+    columns.push_back({"pred. eff.", "", 10});
+  }
+  report::ConsoleTable table(columns);
   std::cout << "\n# scaling: images/sec of all ranks together, median over epochs"
             << (parsed->repeat > 1 ? " and " + std::to_string(parsed->repeat) + " interleaved runs" : "")
             << "; speed-up and efficiency vs " << base.ranks << " rank" << (base.ranks == 1 ? "" : "s")
@@ -184,10 +222,21 @@ int cmd_scale(const Args& args) {
   for (const Row& r : rows) {
     const double speedup = r.ips / base.ips;
     const double efficiency = speedup / (static_cast<double>(r.ranks) / base.ranks);
-    table.print_row(std::cout, {std::to_string(r.ranks), report::fixed(r.global_batch, 0), report::fixed(r.ips, 1),
-                                report::fixed(speedup, 2) + "x", report::fixed(efficiency * 100, 1) + "%",
-                                r.test_accuracy < 0 ? "-" : report::fixed(r.test_accuracy, 4),
-                                report::fixed(r.peak_rss_mib, 0), report::fixed(r.load_average, 1)});
+    std::vector<std::string> cells{std::to_string(r.ranks), report::fixed(r.global_batch, 0), report::fixed(r.ips, 1),
+                                   report::fixed(speedup, 2) + "x", report::fixed(efficiency * 100, 1) + "%",
+                                   r.test_accuracy < 0 ? "-" : report::fixed(r.test_accuracy, 4),
+                                   report::fixed(r.peak_rss_mib, 0), report::fixed(r.load_average, 1)};
+    nlohmann::json forecast = nullptr;
+    if (predicted) {
+      const sim::ScalingRow& p = predicted->rows[static_cast<std::size_t>(&r - rows.data())];
+      const double error_pct = 100.0 * (p.step.samples_per_s - r.ips) / r.ips;
+      cells.insert(cells.end(), {report::fixed(p.step.samples_per_s, 1), report::fixed(error_pct, 1) + "%",
+                                 report::fixed(p.scaling_efficiency * 100, 1) + "%"});
+      forecast = {{"images_per_second", p.step.samples_per_s}, {"error_pct", error_pct},
+                  {"efficiency", p.scaling_efficiency}, {"efficiency_points", 100.0 * (p.scaling_efficiency - efficiency)},
+                  {"bottleneck", p.step.bottleneck}};
+    }
+    table.print_row(std::cout, cells);
     doc["rows"].push_back({{"ranks", r.ranks},
                            {"global_batch", r.global_batch},
                            {"images_per_second", r.ips},
@@ -199,7 +248,8 @@ int cmd_scale(const Args& args) {
                            {"load_average", r.load_average},
                            {"seconds", r.seconds},
                            {"json_file", r.json_file},
-                           {"command", r.command}});
+                           {"command", r.command},
+                           {"predicted", forecast}});
     measured.points.emplace_back(r.ranks, r.ips);
     ideal.points.emplace_back(r.ranks, base.ips * r.ranks / base.ranks);
     chart.x_tics.push_back(r.ranks);  // integer tics at the rank counts measured, nothing between
@@ -212,6 +262,10 @@ int cmd_scale(const Args& args) {
   } catch (const Error& e) {
     doc["chart"] = {{"error", e.what()}};
     std::cerr << "warning: no chart: " << e.what() << "\n";
+  }
+  if (predicted) {
+    std::cout << "# predicted by the step model (docs/simulator.md) from " << predicted->machine
+              << "; error = (predicted - measured) / measured\n";
   }
   if (!parsed->json.empty()) write_json_file(parsed->json, doc);
   return 0;

@@ -8,7 +8,7 @@
 // (apps/scalelab/flag_names.cpp). A program using the library directly reads the same line:
 //   throw_parameter(ErrorKind::usage, "batch_size", "0: a batch needs at least one sample")
 //   what():  "batch_size 0: a batch needs at least one sample"
-//   scalelab train prints: "--batch-size 0: a batch needs at least one sample"
+//   scalelab train prints:  --batch-size 0: a batch needs at least one sample
 #pragma once
 #include <stdexcept>
 #include <string>

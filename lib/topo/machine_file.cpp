@@ -199,7 +199,7 @@ Machine parse_machine(const json& doc, const std::string& origin) {
 
 Machine load_machine_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw_input(path + ": cannot open the machine file; check the path (or use a catalog name: scalelab topo --list)");
+  if (!in) throw_input(path + ": cannot open the machine file; check the path (or use a catalog machine's name)");
   json doc;
   try {
     doc = json::parse(in);
