@@ -44,7 +44,7 @@ const std::map<std::string, GenRow>& table(LinkType t) {
   static const std::map<std::string, GenRow> amd{{"rome", {16, 16}}, {"milan", {16, 16}}, {"genoa", {16, 16}}, {"trento", {16, 16}}};
   static const std::map<std::string, GenRow> ib{{"edr", {12.5, 12}}, {"hdr", {25, 24}}, {"ndr", {50, 48}}};
   // Ethernet: the line rate; the model applies the ratio NCCL's IB figures imply (12/12.5).
-  static const std::map<std::string, GenRow> eth{{"10g", {1.25, 1.2}}, {"25g", {3.125, 3.0}}, {"100g", {12.5, 12}}, {"200g", {25, 24}}, {"400g", {50, 48}}};
+  static const std::map<std::string, GenRow> eth{{"10g", {1.25, 1.2}}, {"25g", {3.125, 3.0}}, {"50g", {6.25, 6.0}}, {"100g", {12.5, 12}}, {"200g", {25, 24}}, {"400g", {50, 48}}};
   static const std::map<std::string, GenRow> mem{{"ddr4", {20, 20}}, {"ddr5", {30, 30}}};
   switch (t) {
     case LinkType::nvlink: return nvlink;
