@@ -50,10 +50,7 @@ void TrainConfig::validate() const {
   if (!(stall_timeout_s >= 0) || !std::isfinite(stall_timeout_s)) {
     bad("stall_timeout_s", fmt::format("{}: give seconds >= 0 (0: never)", stall_timeout_s));
   }
-  const auto algorithms = collectives::algorithm_names(collectives::Collective::allreduce);
-  if (std::find(algorithms.begin(), algorithms.end(), algo) == algorithms.end()) {
-    bad("algo", algo + ": unknown allreduce algorithm; use one of " + join(algorithms));
-  }
+  (void)collectives::find_algorithm(collectives::Collective::allreduce, algo, "algo");  // the table's own error
 }
 
 void to_json(nlohmann::json& j, const EpochRecord& r) {

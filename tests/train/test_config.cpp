@@ -43,7 +43,7 @@ TEST(TrainConfig, EachBadFieldIsNamedWithItsValueAndAFix) {
   expect_rejected([](TrainConfig& c) { c.loader_workers = 0; }, "loader_workers", "at least one");
   expect_rejected([](TrainConfig& c) { c.prefetch = 0; }, "prefetch", "at least one");
   expect_rejected([](TrainConfig& c) { c.stall_timeout_s = -1; }, "stall_timeout_s", ">= 0");
-  expect_rejected([](TrainConfig& c) { c.algo = "butterfly"; }, "algo", "butterfly: unknown allreduce algorithm");
+  expect_rejected([](TrainConfig& c) { c.algo = "butterfly"; }, "algo", "unknown allreduce algorithm 'butterfly'");
 }
 
 TEST(TrainConfig, TheOptimizerOptionsAreCheckedToo) {
