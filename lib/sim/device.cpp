@@ -22,17 +22,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/embedded_files.h"
 #include "core/error.h"
 #include "core/results.h"
 
 namespace scalelab::sim {
 
 namespace detail {
-struct EmbeddedFile {
-  const char* name;
-  const char* text;
-};
-const EmbeddedFile* embedded_devices(std::size_t& count);  // device_data.cpp
+const EmbeddedFile* embedded_devices(std::size_t& count);  // generated (cmake/EmbedFiles.cmake)
 }  // namespace detail
 
 namespace {
@@ -104,7 +101,7 @@ Efficiency efficiency_from(const nlohmann::json& e, const std::string& where, co
   return out;
 }
 
-DeviceSpec parse_embedded(const detail::EmbeddedFile& d) {
+DeviceSpec parse_embedded(const EmbeddedFile& d) {
   const std::string where = std::string("catalog device ") + d.name;
   nlohmann::json j;
   try {
@@ -209,31 +206,20 @@ DeviceSpec device_from_json(const nlohmann::json& j, const std::string& where) {
   return d;
 }
 
-std::vector<std::string> device_names() {
-  std::size_t n = 0;
-  const auto* items = detail::embedded_devices(n);
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < n; ++i) out.emplace_back(items[i].name);
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> device_names() { return embedded_names(&detail::embedded_devices); }
 
 DeviceSpec resolve_device(const std::string& name) {
-  if (name.find('/') != std::string::npos || name.ends_with(".json")) {
+  if (names_a_file(name)) {
     if (!std::filesystem::exists(name)) {
       throw_parameter(ErrorKind::input, "device", name + ": no such device file; give a catalog name (" + catalog_list() +
                                                       ") or the path of a device file (docs/simulator.md)");
     }
     return device_from_json(read_json_file(name), name);
   }
-  std::size_t n = 0;
-  const auto* items = detail::embedded_devices(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (name == items[i].name) {
-      DeviceSpec d = parse_embedded(items[i]);
-      if (d.name != name) throw_input(std::string("catalog device ") + items[i].name + ": its \"name\" is \"" + d.name + "\"; make them agree");
-      return d;
-    }
+  if (const EmbeddedFile* f = find_embedded(&detail::embedded_devices, name)) {
+    DeviceSpec d = parse_embedded(*f);
+    if (d.name != name) throw_input(std::string("catalog device ") + f->name + ": its \"name\" is \"" + d.name + "\"; make them agree");
+    return d;
   }
   throw_parameter(ErrorKind::input, "device",
                   name + ": not a catalog device or a file; use one of " + catalog_list() + ", or a path to a device file (docs/simulator.md)");

@@ -7,16 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/embedded_files.h"
 #include "sim/workload.h"
 
 namespace scalelab::sim {
 
 namespace detail {
-struct EmbeddedFile {
-  const char* name;
-  const char* text;
-};
-const EmbeddedFile* embedded_workloads(std::size_t& count);  // workload_catalog_data.cpp
+const EmbeddedFile* embedded_workloads(std::size_t& count);  // generated (cmake/EmbedFiles.cmake)
 }  // namespace detail
 
 namespace {
@@ -41,21 +38,12 @@ Workload load_file(const std::string& path) {
 
 }  // namespace
 
-std::vector<std::string> workload_names() {
-  std::size_t n = 0;
-  const auto* items = detail::embedded_workloads(n);
-  std::vector<std::string> names;
-  for (std::size_t i = 0; i < n; ++i) names.emplace_back(items[i].name);
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> workload_names() { return embedded_names(&detail::embedded_workloads); }
 
 Workload resolve_workload(const std::string& name) {
-  if (name.find('/') != std::string::npos || name.ends_with(".json")) return load_file(name);
-  std::size_t n = 0;
-  const auto* items = detail::embedded_workloads(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (name == items[i].name) return parse_text(items[i].text, std::string("catalog:") + items[i].name);
+  if (names_a_file(name)) return load_file(name);
+  if (const EmbeddedFile* f = find_embedded(&detail::embedded_workloads, name)) {
+    return parse_text(f->text, std::string("catalog:") + f->name);
   }
   std::string known;
   for (const auto& k : workload_names()) known += (known.empty() ? "" : ", ") + k;

@@ -7,22 +7,19 @@
 
 #include "core/error.h"
 #include "core/text.h"
+#include "core/embedded_files.h"
 #include "topo/detect.h"
 #include "topo/machine_file.h"
 
 namespace scalelab::topo {
 
 namespace detail {
-struct EmbeddedFile {
-  const char* name;
-  const char* text;
-};
-const EmbeddedFile* embedded_machines(std::size_t& count);  // catalog_data.cpp
+const EmbeddedFile* embedded_machines(std::size_t& count);  // generated (cmake/EmbedFiles.cmake)
 }  // namespace detail
 
 namespace {
 
-Machine parse_embedded(const detail::EmbeddedFile& e) {
+Machine parse_embedded(const EmbeddedFile& e) {
   const std::string origin = std::string("catalog:") + e.name;
   return parse_machine(nlohmann::json::parse(e.text), origin);
 }
@@ -48,12 +45,8 @@ std::vector<CatalogEntry> catalog() {
 
 Machine resolve_machine(const std::string& name) {
   if (name == "this" || name.empty()) return detect_this_machine();
-  if (name.find('/') != std::string::npos || name.ends_with(".json")) return load_machine_file(name);
-  std::size_t n = 0;
-  const auto* items = detail::embedded_machines(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    if (name == items[i].name) return parse_embedded(items[i]);
-  }
+  if (names_a_file(name)) return load_machine_file(name);
+  if (const EmbeddedFile* f = find_embedded(&detail::embedded_machines, name)) return parse_embedded(*f);
   throw_parameter(ErrorKind::input, "machine", name + ": not a catalog machine or a file; use one of " + names_list() +
               ", or a path to a machine file (docs/machine-format.md)");
 }
