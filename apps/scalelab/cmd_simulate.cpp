@@ -214,13 +214,15 @@ void write_timeline(const std::string& path, const sim::ScalingResult& r) {
   write_chrome_trace(path, trace, labels);
 }
 
-void write_charts(const std::string& base, const sim::ScalingResult& r) {
+void write_charts(const std::string& base, const sim::ScalingResult& r, const std::string& machine) {
   std::vector<double> tics;
   report::Chart eff;
-  eff.title = r.workload.name + " on " + r.machine + ": scaling efficiency (predicted)";
+  eff.title = r.workload.name + " on " + machine + ": scaling efficiency (predicted)";
   eff.x_label = "GPUs";
   eff.y_label = "scaling efficiency (%)";
   eff.log_x = true;
+  eff.y_from_zero = true;
+  eff.key = "bottom left";
   report::Series e{"predicted", {}};
   for (const sim::ScalingRow& row : r.rows) {
     e.points.emplace_back(row.devices, 100.0 * row.scaling_efficiency);
@@ -231,10 +233,12 @@ void write_charts(const std::string& base, const sim::ScalingResult& r) {
   eff.x_tics = tics;
   const report::ChartFiles a = report::write_chart(eff, base + "-efficiency");
   report::Chart parts;
-  parts.title = r.workload.name + " on " + r.machine + ": step time by part (predicted)";
+  parts.title = r.workload.name + " on " + machine + ": step time by part (predicted)";
   parts.x_label = "GPUs";
   parts.y_label = "ms per step (cumulative)";
   parts.log_x = true;
+  parts.y_from_zero = true;
+  parts.key = "bottom right";
   report::Series compute{"compute", {}}, comm{"+ exposed allreduce", {}}, opt{"+ optimizer", {}}, wait{"+ input wait", {}};
   for (const sim::ScalingRow& row : r.rows) {
     const sim::StepParts& p = row.step.parts;
@@ -259,7 +263,7 @@ int cmd_simulate(const Args& args) {
   print_table(r, parsed->request);
   if (!parsed->json.empty()) write_json_file(parsed->json, record(r, parsed->request, args));
   if (!parsed->timeline.empty()) write_timeline(parsed->timeline, r);
-  if (!parsed->chart.empty()) write_charts(parsed->chart, r);
+  if (!parsed->chart.empty()) write_charts(parsed->chart, r, parsed->request.machine);
   return 0;
 }
 

@@ -51,7 +51,8 @@ std::string gnuplot_script(const Chart& chart, const std::string& dat_name, cons
      << "set title " << quoted(chart.title) << "\n"
      << "set xlabel " << quoted(chart.x_label) << "\n"
      << "set ylabel " << quoted(chart.y_label) << "\n"
-     << "set grid\nset key top left\n";
+     << "set grid\nset key " << chart.key << "\n";
+  if (chart.y_from_zero) gp << "set yrange [0:*]\n";
   if (chart.log_x) gp << "set logscale x " << chart.log_x_base << "\n";
   if (chart.log_y) gp << "set logscale y\n";
   if (!chart.x_format.empty()) gp << "set format x " << quoted(chart.x_format) << "\n";

@@ -36,6 +36,10 @@ struct Chart {
   // e.g. the rank counts of a scaling chart, which gnuplot's automatic tics would split into
   // 1.2, 1.4 ... between 1 and 2 ranks.
   std::vector<double> x_tics = {};
+  // The y axis from 0 (a ratio or a share: starting elsewhere exaggerates differences).
+  bool y_from_zero = false;
+  // Where the legend goes (gnuplot's `set key`): "top left", "bottom right", ...
+  std::string key = "top left";
 };
 
 struct ChartFiles {
