@@ -83,7 +83,8 @@ std::optional<Parsed> parse_simulate(const Args& args) {
       ("bucket-cap", po::value<std::string>()->default_value(default_bucket_cap()), "float32 gradient bytes per allreduce bucket, as train's; 0: one per tensor")
       ("fp16-allreduce", po::bool_switch(), "gradients on the wire as float16")
       ("p2p", po::value<std::string>()->default_value("on"), "GPU peer-to-peer: on, or off (through host memory, NCCL_P2P_DISABLE=1)")
-      ("algo", po::value<std::string>()->default_value("auto"), "allreduce algorithm as `scalelab predict` names it (auto: the fastest)")
+      ("algo", po::value<std::string>()->default_value(""),
+       "allreduce algorithm as `scalelab predict` names it (default: auto, the fastest, on GPUs; train's own on this machine)")
       ("optimizer", po::value<std::string>()->default_value("sgd"), "sgd (with momentum), adam, lars or lamb: its memory traffic")
       ("decode-rate", po::value<double>(), "samples one host core decodes and augments per second (default: 80 for JPEG images, none for decoded data)")
       ("profile", po::value<std::string>(), "calibration profile for --machine this")
@@ -116,6 +117,8 @@ std::optional<Parsed> parse_simulate(const Args& args) {
   q.step.averaging.bucket_cap_bytes = parse_size((*vm)["bucket-cap"].as<std::string>(), "--bucket-cap");
   q.step.averaging.fp16_wire = (*vm)["fp16-allreduce"].as<bool>();
   q.step.algorithm = (*vm)["algo"].as<std::string>();
+  // What the run being predicted would use: NCCL's choice on GPUs, train's default on CPU ranks.
+  if (q.step.algorithm.empty()) q.step.algorithm = q.machine == "this" ? train::TrainConfig{}.algo : "auto";
   q.optimizer = (*vm)["optimizer"].as<std::string>();
   const std::string p2p = (*vm)["p2p"].as<std::string>();
   if (p2p != "on" && p2p != "off") usage_error(args, "--p2p " + p2p + ": use on or off");
