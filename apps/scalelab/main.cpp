@@ -52,6 +52,14 @@ void print_help() {
   }
 }
 
+// One write for the whole line: under mpirun several ranks print at once, and a line written in
+// pieces can be cut by another rank's output (or by Open MPI's abort banner).
+void print_error_line(const std::string& line) {
+  const std::string text = line + "\n";
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
 // Large buffers stay in the heap instead of being unmapped and page-faulted in again on
 // every use: page faults cost ~100x memory bandwidth on the machines the labs run on.
 void tune_malloc() {
@@ -87,10 +95,10 @@ int main(int argc, char** argv) {
   try {
     code = command->run(args);
   } catch (const scalelab::Error& e) {
-    std::cerr << "error: " << scalelab::cli::cli_message(e) << std::endl;
+    print_error_line("error: " + scalelab::cli::cli_message(e));
     code = e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "error: scalelab " << args.name << ": " << e.what() << std::endl;
+    print_error_line("error: scalelab " + args.name + ": " + e.what());
     code = 1;
   }
   if (code != 0) {
