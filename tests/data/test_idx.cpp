@@ -102,6 +102,25 @@ TEST(Idx, TruncatedFileNamesTheFile) {
   fs::remove_all(d);
 }
 
+// A gzip file whose data decompresses in full but whose trailer (CRC-32 of the data, then its
+// length) does not match: zlib reports it only when the reader asks past the data's end.
+TEST(Idx, ACorruptGzipChecksumIsAnInputError) {
+  const fs::path d = temp_dir("crc");
+  const fs::path f = d / "labels.gz";
+  write_idx_labels(f.string(), make_labels(100), true);
+  {
+    std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekg(-8, std::ios::end);  // the trailer's CRC-32
+    char crc[4];
+    io.read(crc, 4);
+    for (char& c : crc) c = static_cast<char>(~c);
+    io.seekp(-8, std::ios::end);
+    io.write(crc, 4);
+  }
+  expect_input_error([&] { (void)read_idx_labels(f.string()); }, {f.string(), "corrupt"});
+  fs::remove_all(d);
+}
+
 TEST(Idx, ImageAndLabelCountsMustAgree) {
   const fs::path d = temp_dir("count");
   write_set(d, 10, 10, true);
