@@ -165,8 +165,9 @@ void nvlink_pair(StepContext& ctx) {
   }
   ctx.note("pair", out);
   ctx.say("The bootcamp measured about 100k images/s on an NVLink pair and 96-99k through PCIe and the\n"
-          "host (docs/references.md). Question: why does a 40 GB/s link against a 10 GB/s one change the\n"
-          "throughput of this model by only a few percent?");
+          "host (docs/references.md). Question: the pair's link (`scalelab topo --machine dgx1`) is several\n"
+          "times faster than the path through host memory; why does that change the throughput by only a\n"
+          "few percent?");
 }
 
 }  // namespace
