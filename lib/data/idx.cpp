@@ -3,7 +3,9 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
+#include <filesystem>
 #include <memory>
 
 #include "core/error.h"
@@ -28,26 +30,57 @@ GzFile open_read(const std::string& path) {
   return f;
 }
 
-// Reads exactly `n` bytes or throws naming the file ("truncated" or zlib's complaint).
-void read_exact(gzFile_s* f, const std::string& path, void* dst, std::uint64_t n, const char* what) {
+// Throws zlib's complaint about `f` (the last gzread failed), without the file name zlib puts in
+// front of it: a stream cut short is "truncated", anything else "corrupt".
+[[noreturn]] void throw_corrupt(gzFile_s* f, const std::string& path, const char* what) {
+  int err = 0;
+  std::string msg = gzerror(f, &err);
+  if (msg.rfind(path + ": ", 0) == 0) msg.erase(0, path.size() + 2);
+  const std::string problem = err == Z_BUF_ERROR ? ": truncated: the compressed data ends early while reading "
+                                                 : ": corrupt compressed data while reading ";
+  throw_input(path + problem + what + " (" + msg + "); download the file again");
+}
+
+// Reads exactly `n` bytes or throws naming the file ("truncated" or zlib's complaint); `before`
+// bytes of the same `what` were read already (they count in the message).
+void read_exact(gzFile_s* f, const std::string& path, void* dst, std::uint64_t n, const char* what,
+                std::uint64_t before = 0, std::uint64_t total = 0) {
   auto* out = static_cast<std::uint8_t*>(dst);
   std::uint64_t done = 0;
   while (done < n) {
     const unsigned chunk = static_cast<unsigned>(std::min<std::uint64_t>(n - done, 1u << 30));
     const int got = gzread(f, out + done, chunk);
-    if (got < 0) {
-      int err = 0;
-      const char* msg = gzerror(f, &err);
-      throw_input(path + ": corrupt compressed data while reading " + what + " (" + msg + ")");
-    }
+    if (got < 0) throw_corrupt(f, path, what);
     if (got == 0) {
-      throw_input(path + ": truncated: " + what + " needs " + std::to_string(n) + " bytes but the file ends after " +
-                  std::to_string(done));
+      throw_input(path + ": truncated: " + what + " needs " + std::to_string(total > 0 ? total : n) +
+                  " bytes but the file ends after " + std::to_string(before + done));
     }
     done += static_cast<std::uint64_t>(got);
   }
 }
 
+// Reads the `n` data bytes a header announces into `out`, which grows only as the bytes arrive,
+// so that a header claiming more than the file holds costs no more memory than the file does.
+// A plain file's size is known: it is checked before anything is allocated.
+void read_payload(gzFile_s* f, const std::string& path, std::vector<std::uint8_t>& out, std::uint64_t n,
+                  std::uint64_t header_bytes, const char* what) {
+  if (gzdirect(f) == 1) {
+    std::error_code ec;
+    const std::uint64_t size = std::filesystem::file_size(path, ec);
+    if (!ec && size < header_bytes + n) {
+      throw_input(path + ": truncated: the header announces " + std::to_string(n) + " bytes of " + what +
+                  " but the file holds " + std::to_string(size > header_bytes ? size - header_bytes : 0) +
+                  "; the file is incomplete or its header is wrong");
+    }
+  }
+  constexpr std::uint64_t kChunk = std::uint64_t{64} << 20;
+  out.clear();
+  while (out.size() < n) {
+    const std::uint64_t done = out.size();
+    out.resize(done + std::min(n - done, kChunk));
+    read_exact(f, path, out.data() + done, out.size() - done, what, done, n);
+  }
+}
 std::uint32_t read_be32(gzFile_s* f, const std::string& path, const char* what) {
   std::array<std::uint8_t, 4> b{};
   read_exact(f, path, b.data(), 4, what);
@@ -56,7 +89,10 @@ std::uint32_t read_be32(gzFile_s* f, const std::string& path, const char* what) 
 
 void expect_end(gzFile_s* f, const std::string& path) {
   std::uint8_t extra = 0;
-  if (gzread(f, &extra, 1) > 0) {
+  // -1 here is the gzip trailer's check failing (a corrupt or cut stream), not the end of the file.
+  const int got = gzread(f, &extra, 1);
+  if (got < 0) throw_corrupt(f, path, "the end of the file");
+  if (got > 0) {
     throw_input(path + ": has bytes after the data its header announces; the header's counts are wrong");
   }
 }
@@ -100,8 +136,7 @@ IdxImages read_idx_images(const std::string& path) {
     throw_input(path + ": implausible dimensions " + std::to_string(img.count) + " x " + std::to_string(img.rows) + " x " +
                 std::to_string(img.cols) + " in the header");
   }
-  img.pixels.resize(bytes);
-  read_exact(f.get(), path, img.pixels.data(), bytes, "the pixels");
+  read_payload(f.get(), path, img.pixels, bytes, 16, "the pixels");
   expect_end(f.get(), path);
   return img;
 }
@@ -114,8 +149,8 @@ std::vector<std::uint8_t> read_idx_labels(const std::string& path) {
   }
   const std::uint32_t count = read_be32(f.get(), path, "the header");
   if (count > kMaxBytes) throw_input(path + ": implausible label count " + std::to_string(count));
-  std::vector<std::uint8_t> labels(count);
-  read_exact(f.get(), path, labels.data(), count, "the labels");
+  std::vector<std::uint8_t> labels;
+  read_payload(f.get(), path, labels, count, 8, "the labels");
   expect_end(f.get(), path);
   return labels;
 }

@@ -1,6 +1,11 @@
 // IDX files: round trip gzipped and plain, and each corruption named in the error.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -174,4 +179,140 @@ TEST(Synthetic, SameIndexSameSampleAndLearnableLabels) {
     EXPECT_GE(v, 0.0f);
     EXPECT_LT(v, 1.0f);
   }
+}
+
+namespace {
+
+// Images whose pixels are random in [0, 2^bits), so that their deflate stream is long and every
+// part of it matters: 8 bits are stored as they are, fewer are Huffman-coded.
+IdxImages noisy_images(std::uint32_t n, int bits = 8) {
+  IdxImages img{n, 28, 28, {}};
+  img.pixels.resize(std::size_t{n} * 28 * 28);
+  std::uint32_t x = 12345;
+  for (auto& p : img.pixels) {
+    x = x * 1664525u + 1013904223u;
+    p = static_cast<std::uint8_t>(x >> (32 - bits));
+  }
+  return img;
+}
+
+// Rewrites the 16 bytes of `f` from `pos` with their complement.
+void flip_bytes(const fs::path& f, std::uintmax_t pos) {
+  std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+  io.seekg(static_cast<std::streamoff>(pos));
+  char b[16];
+  io.read(b, sizeof b);
+  for (char& c : b) c = static_cast<char>(~c);
+  io.seekp(static_cast<std::streamoff>(pos));
+  io.write(b, sizeof b);
+}
+
+// Expects reading the images at `f` to fail with an input error naming it and one of `words`.
+void expect_images_rejected(const fs::path& f, std::initializer_list<std::string> words, const std::string& what) {
+  try {
+    (void)read_idx_images(f.string());
+    ADD_FAILURE() << what << ": accepted";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(e.exit_code(), 2) << what << ": " << m;
+    EXPECT_NE(m.find(f.string()), std::string::npos) << what << ": " << m;
+    bool named = false;
+    for (const auto& w : words) named = named || m.find(w) != std::string::npos;
+    EXPECT_TRUE(named) << what << ": " << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << what << ": " << m;
+  }
+}
+
+}  // namespace
+
+// Bytes damaged anywhere in the deflate stream, including past the point where the pixels have
+// all been decompressed (only the trailer's check can tell then), are an input error.
+TEST(Idx, CorruptBytesInsideAGzipStreamAreAnInputError) {
+  const fs::path d = temp_dir("gzmid");
+  // Full noise is stored, 4-bit noise Huffman-coded: a flipped byte of either changes the pixels
+  // but not their length, which only the trailer's CRC catches. 2,000 images are more than zlib's
+  // buffer, so they are decompressed straight into the pixels.
+  for (int bits : {8, 4}) {
+    const fs::path good = d / "good.gz";
+    write_idx_images(good.string(), noisy_images(2000, bits), true);
+    const std::uintmax_t size = fs::file_size(good);
+    for (double at : {0.1, 0.3, 0.5, 0.7, 0.9, 0.99}) {
+      const fs::path f = d / "bad.gz";
+      fs::copy_file(good, f, fs::copy_options::overwrite_existing);
+      const auto pos = std::min<std::uintmax_t>(static_cast<std::uintmax_t>(at * static_cast<double>(size)), size - 24);
+      flip_bytes(f, pos);
+      expect_images_rejected(f, {"corrupt", "truncated"},
+                             std::to_string(bits) + "-bit noise, bytes flipped at " + std::to_string(pos));
+    }
+  }
+  fs::remove_all(d);
+}
+
+// A gzip file cut inside its compressed data is an input error. (A cut inside the 8-byte trailer,
+// once all the data has been decompressed, reads as a clean end of file through zlib's gzread.)
+TEST(Idx, ATruncatedGzipFileIsAnInputError) {
+  const fs::path d = temp_dir("gzcut");
+  const fs::path good = d / "good.gz";
+  write_idx_images(good.string(), noisy_images(2000), true);
+  const std::uintmax_t size = fs::file_size(good);
+  for (std::uintmax_t keep : {std::uintmax_t{40}, size / 4, size / 2, size * 3 / 4, size - 64}) {
+    const fs::path f = d / "cut.gz";
+    fs::copy_file(good, f, fs::copy_options::overwrite_existing);
+    fs::resize_file(f, keep);
+    expect_images_rejected(f, {"truncated"}, "cut to " + std::to_string(keep) + " of " + std::to_string(size) + " bytes");
+  }
+  fs::remove_all(d);
+}
+
+namespace {
+
+// The process's virtual memory size in bytes (/proc/self/statm's first field, in pages).
+std::uint64_t virtual_bytes() {
+  std::ifstream in("/proc/self/statm");
+  std::uint64_t pages = 0;
+  in >> pages;
+  return pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// Reads `f` in a child process allowed `headroom` bytes more address space than it has, and
+// returns what it saw: 0 an input error saying "truncated", 1 another error or none, 2 out of memory.
+int read_images_with_memory_limit(const fs::path& f, std::uint64_t headroom) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const rlimit lim{virtual_bytes() + headroom, virtual_bytes() + headroom};
+    ::setrlimit(RLIMIT_AS, &lim);
+    int code = 1;
+    try {
+      (void)read_idx_images(f.string());
+    } catch (const Error& e) {
+      code = std::string(e.what()).find("truncated") != std::string::npos ? 0 : 1;
+    } catch (const std::bad_alloc&) {
+      code = 2;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+}
+
+// Writes an IDX image file of `real` images whose header claims `claimed`.
+void write_lying_header(const fs::path& f, std::uint32_t real, std::uint32_t claimed, bool gzip) {
+  IdxImages img = noisy_images(real);
+  img.count = claimed;
+  write_idx_images(f.string(), img, gzip);
+}
+
+}  // namespace
+
+// A header claiming far more images than the file holds is refused as truncated before memory for
+// the claim is taken: the reader runs with 256 MiB of headroom against a claim of 2 GB.
+TEST(Idx, AHeaderClaimingMoreThanTheFileHoldsAllocatesNothingForTheClaim) {
+  const fs::path d = temp_dir("claim");
+  for (bool gzip : {false, true}) {
+    const fs::path f = d / (gzip ? "images.gz" : "images");
+    write_lying_header(f, 50, 2'700'000, gzip);
+    EXPECT_EQ(read_images_with_memory_limit(f, std::uint64_t{256} << 20), 0) << f << " (2: out of memory)";
+  }
+  fs::remove_all(d);
 }
