@@ -84,7 +84,7 @@ int cmd_calibrate(const Args& args) {
                 prof.compute.pool_bytes_per_s * 1e-9);
     // schema_version 2 adds the profile's "gpu" section, 3 its "working_set" table, 4 its
     // "compute" rates; older profiles still load.
-    nlohmann::json doc = make_envelope("calibration", 4, args.full);
+    nlohmann::json doc = make_envelope("calibration", model::kProfileSchemaVersion, args.full);
     doc["profile"] = model::to_json(prof);
     const std::string path = (*vm)["profile"].as<std::string>();
     const auto dir = std::filesystem::path(path).parent_path();

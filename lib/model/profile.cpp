@@ -48,12 +48,46 @@ nlohmann::json table_json(const SizeTable& t) {
   return a;
 }
 
-SizeTable table_from(const nlohmann::json& j, const char* key, const std::string& origin) {
+[[noreturn]] void bad_field(const std::string& origin, const std::string& field, const std::string& problem) {
+  throw_input(origin + ": \"" + field + "\" " + problem + "; run 'scalelab calibrate' again");
+}
+
+// The number at j[key] (field names it in errors: "gpu.h2d_GBps"), finite and at least `min`
+// (above it when `strict`); `fallback` when absent and optional.
+double number(const nlohmann::json& j, const char* key, const std::string& origin, const std::string& field,
+              double min, bool strict, std::optional<double> fallback = std::nullopt) {
+  if (!j.contains(key)) {
+    if (fallback) return *fallback;
+    bad_field(origin, field, "is missing");
+  }
+  const nlohmann::json& v = j[key];
+  if (!v.is_number()) bad_field(origin, field, "is not a number");
+  const double x = v.get<double>();
+  char text[64];
+  std::snprintf(text, sizeof text, "%g", x);
+  if (!std::isfinite(x)) bad_field(origin, field, std::string("is ") + text + ", not a finite number");
+  if (strict ? !(x > min) : !(x >= min)) {
+    std::snprintf(text + 32, 32, "%g", min);
+    bad_field(origin, field, std::string("is ") + text + "; it must be " + (strict ? "above " : "at least ") + (text + 32));
+  }
+  return x;
+}
+
+// A {bytes, us} table: at least one row, sizes strictly ascending, sizes and times positive.
+SizeTable table_from(const nlohmann::json& j, const char* key, const std::string& origin, bool may_be_empty = false) {
   SizeTable t;
-  if (!j.contains(key)) throw_input(origin + ": profile lacks \"" + key + "\"; run 'scalelab calibrate' again");
-  for (const auto& row : j[key]) {
-    const double b = row.at("bytes").get<double>(), us = row.at("us").get<double>();
-    if (b <= 0 || us <= 0) throw_input(origin + ": \"" + key + "\" has a non-positive entry; run 'scalelab calibrate' again");
+  if (!j.contains(key)) bad_field(origin, key, "is missing");
+  const nlohmann::json& rows = j[key];
+  if (!rows.is_array()) bad_field(origin, key, "is not an array of {bytes, us}");
+  if (rows.empty() && !may_be_empty) bad_field(origin, key, "has no measurements");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string at = std::string(key) + "[" + std::to_string(i) + "]";
+    if (!rows[i].is_object()) bad_field(origin, at, "is not a {bytes, us} object");
+    const double b = number(rows[i], "bytes", origin, at + ".bytes", 0, true);
+    const double us = number(rows[i], "us", origin, at + ".us", 0, true);
+    if (!t.bytes.empty() && !(b > t.bytes.back())) {
+      bad_field(origin, at + ".bytes", "is not larger than the row before it; sizes must be in ascending order");
+    }
     t.bytes.push_back(b);
     t.seconds.push_back(us * 1e-6);
   }
@@ -88,17 +122,14 @@ GpuCopies gpu_from(const nlohmann::json& j, const std::string& origin) {
     return g;
   }
   g.device = x.value("device", std::string());
-  g.large_bytes = x.at("large_bytes").get<double>();
-  g.small_bytes = x.at("small_bytes").get<double>();
-  g.h2d_GBps = x.at("h2d_GBps").get<double>();
-  g.d2h_GBps = x.at("d2h_GBps").get<double>();
-  g.d2d_GBps = x.at("d2d_GBps").get<double>();
-  g.h2d_latency_us = x.at("h2d_latency_us").get<double>();
-  g.d2h_latency_us = x.at("d2h_latency_us").get<double>();
-  g.d2d_latency_us = x.at("d2d_latency_us").get<double>();
-  if (!(g.h2d_GBps > 0 && g.d2h_GBps > 0 && g.d2d_GBps > 0)) {
-    throw_input(origin + ": \"gpu\" has a non-positive bandwidth; run 'scalelab calibrate' again");
-  }
+  g.large_bytes = number(x, "large_bytes", origin, "gpu.large_bytes", 0, true);
+  g.small_bytes = number(x, "small_bytes", origin, "gpu.small_bytes", 0, true);
+  g.h2d_GBps = number(x, "h2d_GBps", origin, "gpu.h2d_GBps", 0, true);
+  g.d2h_GBps = number(x, "d2h_GBps", origin, "gpu.d2h_GBps", 0, true);
+  g.d2d_GBps = number(x, "d2d_GBps", origin, "gpu.d2d_GBps", 0, true);
+  g.h2d_latency_us = number(x, "h2d_latency_us", origin, "gpu.h2d_latency_us", 0, false);
+  g.d2h_latency_us = number(x, "d2h_latency_us", origin, "gpu.d2h_latency_us", 0, false);
+  g.d2d_latency_us = number(x, "d2d_latency_us", origin, "gpu.d2d_latency_us", 0, false);
   return g;
 }
 
@@ -127,16 +158,31 @@ ComputeRates compute_from(const nlohmann::json& j, const std::string& origin) {
     return c;
   }
   c.blas = x.value("blas", std::string());
-  c.threads = x.value("threads", 1);
-  c.batch = x.value("batch", 0);
-  c.conv_flops_per_s = x.at("conv_gflops_per_s").get<double>() * 1e9;
-  c.matmul_flops_per_s = x.at("matmul_gflops_per_s").get<double>() * 1e9;
-  c.elementwise_bytes_per_s = x.at("elementwise_GBps").get<double>() * 1e9;
-  c.pool_bytes_per_s = x.at("pool_GBps").get<double>() * 1e9;
-  if (!(c.conv_flops_per_s > 0 && c.matmul_flops_per_s > 0 && c.elementwise_bytes_per_s > 0 && c.pool_bytes_per_s > 0)) {
-    throw_input(origin + ": \"compute\" has a non-positive rate; run 'scalelab calibrate' again");
-  }
+  c.threads = static_cast<int>(number(x, "threads", origin, "compute.threads", 1, false, 1.0));
+  c.batch = static_cast<int>(number(x, "batch", origin, "compute.batch", 0, false, 0.0));
+  c.conv_flops_per_s = number(x, "conv_gflops_per_s", origin, "compute.conv_gflops_per_s", 0, true) * 1e9;
+  c.matmul_flops_per_s = number(x, "matmul_gflops_per_s", origin, "compute.matmul_gflops_per_s", 0, true) * 1e9;
+  c.elementwise_bytes_per_s = number(x, "elementwise_GBps", origin, "compute.elementwise_GBps", 0, true) * 1e9;
+  c.pool_bytes_per_s = number(x, "pool_GBps", origin, "compute.pool_GBps", 0, true) * 1e9;
   return c;
+}
+
+// A saved profile's envelope (docs/results-schema.md) must say it is a calibration profile of a
+// version this build reads; a bare profile object (no envelope) has nothing to check.
+void check_envelope(const nlohmann::json& doc, const std::string& origin) {
+  if (!doc.is_object()) throw_input(origin + ": not a scalelab calibration profile (not a JSON object); run 'scalelab calibrate' again");
+  if (!doc.contains("profile") && !doc.contains("schema") && !doc.contains("schema_version")) return;
+  const nlohmann::json schema = doc.value("schema", nlohmann::json());
+  if (schema != kProfileSchema) {
+    bad_field(origin, "schema", "is " + (schema.is_null() ? std::string("missing") : schema.dump()) + ", not \"" +
+                                    kProfileSchema + "\" (another kind of scalelab file)");
+  }
+  const nlohmann::json version = doc.value("schema_version", nlohmann::json());
+  if (!version.is_number_integer() || version.get<int>() < 1 || version.get<int>() > kProfileSchemaVersion) {
+    bad_field(origin, "schema_version",
+              "is " + (version.is_null() ? std::string("missing") : version.dump()) + "; this scalelab reads versions 1 to " +
+                  std::to_string(kProfileSchemaVersion));
+  }
 }
 
 }  // namespace
@@ -164,18 +210,21 @@ nlohmann::json to_json(const Profile& p) {
 
 Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) {
   try {
+    check_envelope(doc, origin);
     const nlohmann::json& j = doc.contains("profile") ? doc["profile"] : doc;
+    if (!j.is_object()) bad_field(origin, "profile", "is not an object");
     Profile p;
-    p.ranks = j.value("ranks", 2);
+    p.ranks = static_cast<int>(number(j, "ranks", origin, "ranks", 2, false, 2.0));
+    if (p.ranks != j.value("ranks", 2.0)) bad_field(origin, "ranks", "is not a whole number");
     p.host = j.value("host", std::string());
     p.cpu_model = j.value("cpu_model", std::string());
     p.mpi_library = j.value("mpi_library", std::string());
     p.created = doc.value("created", std::string());
-    p.llc_bytes = j.value("llc_bytes", 32.0 * 1024 * 1024);
-    p.l2_bytes = j.value("l2_bytes", 1.0 * 1024 * 1024);
-    p.page_fault_s = j.value("page_fault_us", 0.0) * 1e-6;
-    p.mmap_threshold_bytes = j.value("mmap_threshold_bytes", 0.0);
-    p.fresh_alloc_s_per_byte = j.value("fresh_alloc_ns_per_byte", 0.0) * 1e-9;
+    p.llc_bytes = number(j, "llc_bytes", origin, "llc_bytes", 0, true, 32.0 * 1024 * 1024);
+    p.l2_bytes = number(j, "l2_bytes", origin, "l2_bytes", 0, true, 1.0 * 1024 * 1024);
+    p.page_fault_s = number(j, "page_fault_us", origin, "page_fault_us", 0, false, 0.0) * 1e-6;
+    p.mmap_threshold_bytes = number(j, "mmap_threshold_bytes", origin, "mmap_threshold_bytes", 0, false, 0.0);
+    p.fresh_alloc_s_per_byte = number(j, "fresh_alloc_ns_per_byte", origin, "fresh_alloc_ns_per_byte", 0, false, 0.0) * 1e-9;
     p.message_hot = table_from(j, "message_hot", origin);
     p.message_cold = table_from(j, "message_cold", origin);
     p.reduce_hot = table_from(j, "reduce_hot", origin);
@@ -183,7 +232,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     p.copy_hot = table_from(j, "copy_hot", origin);
     p.copy_cold = table_from(j, "copy_cold", origin);
     p.gpu = gpu_from(j, origin);
-    if (j.contains("working_set")) p.working_set = table_from(j, "working_set", origin);
+    if (j.contains("working_set")) p.working_set = table_from(j, "working_set", origin, /*may_be_empty=*/true);
     p.compute = compute_from(j, origin);
     return p;
   } catch (const nlohmann::json::exception& e) {

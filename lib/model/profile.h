@@ -26,6 +26,10 @@ namespace scalelab::model {
 
 using collectives::Costs;
 
+// The envelope a saved profile carries (docs/results-schema.md) and the newest version read.
+inline constexpr const char* kProfileSchema = "scalelab.calibration";
+inline constexpr int kProfileSchemaVersion = 4;
+
 // Time per call at each measured size (bytes ascending).
 struct SizeTable {
   std::vector<double> bytes;
@@ -95,6 +99,8 @@ struct Profile {
 
 [[nodiscard]] std::string default_profile_path();
 [[nodiscard]] nlohmann::json to_json(const Profile& p);
+// Every field is checked: an input error names `origin`, the field ("message_hot[3].bytes") and
+// what is wrong with it (tables empty or out of order, counts and sizes out of range, the schema).
 [[nodiscard]] Profile profile_from_json(const nlohmann::json& j, const std::string& origin);
 // Reads a profile; a missing file is an input error telling the user to run `scalelab calibrate`.
 [[nodiscard]] Profile load_profile(const std::string& path);

@@ -1,0 +1,113 @@
+// A calibration profile is checked field by field when it loads: each damaged field of a valid
+// profile (empty or unsorted tables, out-of-range counts and sizes, another schema or version) is
+// an input error naming the file and the field.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/results.h"
+#include "model/profile.h"
+
+namespace scalelab::model {
+namespace {
+
+SizeTable line(double us_per_byte) {
+  SizeTable t;
+  for (double b = 8; b <= 64.0 * (1 << 20); b *= 8) {
+    t.bytes.push_back(b);
+    t.seconds.push_back(1e-6 + b * us_per_byte * 1e-6);
+  }
+  return t;
+}
+
+// A profile as `scalelab calibrate` saves it: envelope, then the profile under "profile".
+nlohmann::json saved_profile() {
+  Profile p;
+  p.message_hot = p.message_cold = line(1e-4);
+  p.reduce_hot = p.reduce_cold = line(2e-4);
+  p.copy_hot = p.copy_cold = line(1e-4);
+  p.working_set = line(1e-5);
+  p.gpu.measured = true;
+  p.gpu.large_bytes = 1 << 26;
+  p.gpu.small_bytes = 8;
+  p.gpu.h2d_GBps = p.gpu.d2h_GBps = 25;
+  p.gpu.d2d_GBps = 1500;
+  p.compute.measured = true;
+  p.compute.conv_flops_per_s = p.compute.matmul_flops_per_s = 1e11;
+  p.compute.elementwise_bytes_per_s = p.compute.pool_bytes_per_s = 1e10;
+  nlohmann::json doc = make_envelope("calibration", kProfileSchemaVersion, {"scalelab", "calibrate"});
+  doc["profile"] = to_json(p);
+  return doc;
+}
+
+struct Damage {
+  std::string what;                                   // the change, for the failure message
+  std::function<void(nlohmann::json&)> apply;         // on the whole document
+  std::vector<std::string> words;                     // the error must contain each
+};
+
+}  // namespace
+
+TEST(ProfileValidation, AnUndamagedProfileLoads) {
+  const Profile p = profile_from_json(saved_profile(), "p.json");
+  EXPECT_EQ(p.message_hot.bytes.size(), line(1).bytes.size());
+  EXPECT_TRUE(p.gpu.measured);
+  EXPECT_TRUE(p.compute.measured);
+}
+
+TEST(ProfileValidation, EachDamagedFieldIsAnInputErrorNamingTheFileAndTheField) {
+  const std::vector<Damage> damages = {
+      {"empty table", [](auto& d) { d["profile"]["message_hot"] = nlohmann::json::array(); }, {"message_hot", "no measurements"}},
+      {"unsorted table",
+       [](auto& d) { std::swap(d["profile"]["reduce_cold"][1], d["profile"]["reduce_cold"][3]); },
+       {"reduce_cold[2].bytes", "ascending"}},
+      {"repeated size",
+       [](auto& d) { d["profile"]["copy_hot"][2]["bytes"] = d["profile"]["copy_hot"][1]["bytes"]; },
+       {"copy_hot[2].bytes", "ascending"}},
+      {"zero time", [](auto& d) { d["profile"]["copy_cold"][0]["us"] = 0; }, {"copy_cold[0].us", "above 0"}},
+      {"text for a number", [](auto& d) { d["profile"]["message_cold"][1]["us"] = "fast"; }, {"message_cold[1].us", "not a number"}},
+      {"table not an array", [](auto& d) { d["profile"]["copy_hot"] = 5; }, {"copy_hot", "not an array"}},
+      {"missing table", [](auto& d) { d["profile"].erase("reduce_hot"); }, {"reduce_hot", "missing"}},
+      {"unsorted working set",
+       [](auto& d) { std::swap(d["profile"]["working_set"][0], d["profile"]["working_set"][4]); },
+       {"working_set[1].bytes", "ascending"}},
+      {"another schema", [](auto& d) { d["schema"] = "scalelab.bench"; }, {"schema", "scalelab.calibration"}},
+      {"no schema", [](auto& d) { d.erase("schema"); }, {"schema", "missing"}},
+      {"future version", [](auto& d) { d["schema_version"] = kProfileSchemaVersion + 1; }, {"schema_version", "versions 1 to"}},
+      {"version 0", [](auto& d) { d["schema_version"] = 0; }, {"schema_version", "versions 1 to"}},
+      {"version as text", [](auto& d) { d["schema_version"] = "4"; }, {"schema_version"}},
+      {"ranks 0", [](auto& d) { d["profile"]["ranks"] = 0; }, {"ranks", "at least 2"}},
+      {"ranks fractional", [](auto& d) { d["profile"]["ranks"] = 2.5; }, {"ranks", "whole number"}},
+      {"negative llc", [](auto& d) { d["profile"]["llc_bytes"] = -5; }, {"llc_bytes", "above 0"}},
+      {"zero l2", [](auto& d) { d["profile"]["l2_bytes"] = 0; }, {"l2_bytes", "above 0"}},
+      {"negative page fault", [](auto& d) { d["profile"]["page_fault_us"] = -1; }, {"page_fault_us", "at least 0"}},
+      {"negative mmap threshold", [](auto& d) { d["profile"]["mmap_threshold_bytes"] = -1; }, {"mmap_threshold_bytes"}},
+      {"negative fresh alloc", [](auto& d) { d["profile"]["fresh_alloc_ns_per_byte"] = -1; }, {"fresh_alloc_ns_per_byte"}},
+      {"gpu zero bandwidth", [](auto& d) { d["profile"]["gpu"]["d2d_GBps"] = 0; }, {"gpu.d2d_GBps", "above 0"}},
+      {"gpu negative latency", [](auto& d) { d["profile"]["gpu"]["h2d_latency_us"] = -3; }, {"gpu.h2d_latency_us"}},
+      {"gpu zero size", [](auto& d) { d["profile"]["gpu"]["large_bytes"] = 0; }, {"gpu.large_bytes"}},
+      {"compute zero threads", [](auto& d) { d["profile"]["compute"]["threads"] = 0; }, {"compute.threads", "at least 1"}},
+      {"compute negative batch", [](auto& d) { d["profile"]["compute"]["batch"] = -1; }, {"compute.batch"}},
+      {"compute zero rate", [](auto& d) { d["profile"]["compute"]["pool_GBps"] = 0; }, {"compute.pool_GBps", "above 0"}},
+  };
+  for (const Damage& dmg : damages) {
+    nlohmann::json doc = saved_profile();
+    dmg.apply(doc);
+    try {
+      (void)profile_from_json(doc, "p.json");
+      ADD_FAILURE() << dmg.what << ": accepted";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(e.kind(), ErrorKind::input) << dmg.what << ": " << m;
+      EXPECT_EQ(m.rfind("p.json: ", 0), 0u) << dmg.what << ": " << m;
+      for (const auto& w : dmg.words) EXPECT_NE(m.find(w), std::string::npos) << dmg.what << ": " << m << " lacks " << w;
+    }
+  }
+}
+
+}  // namespace scalelab::model
