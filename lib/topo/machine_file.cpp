@@ -1,6 +1,7 @@
 // Machine-file parser and checks (see machine_file.h and docs/machine-format.md).
 #include "topo/machine_file.h"
 
+#include <cstdio>
 #include <fstream>
 #include <queue>
 #include <set>
@@ -14,6 +15,17 @@ namespace scalelab::topo {
 namespace {
 
 using nlohmann::json;
+
+// What a machine file may say (docs/machine-format.md, Rules the parser enforces).
+constexpr const char* kFormat = "scalelab-machine/1";
+constexpr double kMinFigure = 1e-3;       // GB/s, TFLOP/s, GiB: anything smaller is a unit mix-up
+constexpr double kMaxGBps = 1e5;          // 100 TB/s per device or link
+constexpr double kMaxTflops = 1e5;
+constexpr double kMaxMemoryGiB = 1e6;
+constexpr int kMaxCores = 100'000;
+constexpr int kMaxLinkCount = 64;         // links or ports bundled in one entry
+constexpr int kMaxLinkWidth = 32;         // PCIe lanes
+constexpr int kMaxNodes = 16'384;         // the largest systems built have a few thousand nodes
 
 // Collects the context every error names: the file and the entry.
 struct Ctx {
@@ -33,18 +45,48 @@ std::string get_string(const Ctx& c, const json& j, const std::string& entry, co
   return j[key].get<std::string>();
 }
 
-double get_number(const Ctx& c, const json& j, const std::string& entry, const char* key, double fallback) {
+// A figure such as a bandwidth: absent gives `fallback` (0: unknown); present, a finite number in
+// [lo, hi]. Ranges are generous (docs/machine-format.md) and catch typos and units mixed up.
+double get_number(const Ctx& c, const json& j, const std::string& entry, const char* key, double fallback, double lo,
+                  double hi) {
   if (!j.contains(key)) return fallback;
   if (!j[key].is_number()) c.fail(entry, std::string("\"") + key + "\" must be a number");
   const double v = j[key].get<double>();
-  if (v < 0) c.fail(entry, std::string("\"") + key + "\" is " + j[key].dump() + ", negative; give a positive figure or leave it out");
+  if (!(v >= lo && v <= hi)) {
+    char range[96];
+    std::snprintf(range, sizeof range, "between %g and %g", lo, hi);
+    const char* what = v <= 0 ? ", not positive" : v < lo ? ", too small" : ", too large";
+    c.fail(entry, std::string("\"") + key + "\" is " + j[key].dump() + what + "; give a figure " + range + ", or leave it out");
+  }
   return v;
+}
+
+// A count such as a link's width: absent gives `fallback`; present, a whole number in [lo, hi].
+int get_count(const Ctx& c, const json& j, const std::string& entry, const char* key, int fallback, int lo, int hi) {
+  if (!j.contains(key)) return fallback;
+  const json& v = j[key];
+  if (!v.is_number()) c.fail(entry, std::string("\"") + key + "\" must be a number");
+  const double x = v.get<double>();
+  if (!(x >= lo && x <= hi) || x != static_cast<double>(static_cast<long long>(x))) {
+    c.fail(entry, std::string("\"") + key + "\" is " + v.dump() + "; give a whole number from " + std::to_string(lo) + " to " +
+                      std::to_string(hi));
+  }
+  return static_cast<int>(x);
+}
+
+// An id: a non-empty name without spaces or control characters (links refer to it).
+std::string get_id(const Ctx& c, const json& j, const std::string& entry) {
+  std::string id = get_string(c, j, entry, "id", true);
+  bool ok = !id.empty();
+  for (unsigned char ch : id) ok = ok && ch > ' ' && ch != 0x7f;
+  if (!ok) c.fail(entry, "\"id\" is " + json(id).dump() + "; give a non-empty name without spaces");
+  return id;
 }
 
 Device parse_device(const Ctx& c, const json& j, const std::string& entry) {
   if (!j.is_object()) c.fail(entry, "must be an object");
   Device d;
-  d.id = get_string(c, j, entry, "id", true);
+  d.id = get_id(c, j, entry);
   const std::string kind = get_string(c, j, entry, "kind", true);
   if (kind == "gpu") d.kind = DeviceKind::gpu;
   else if (kind == "cpu") d.kind = DeviceKind::cpu;
@@ -52,11 +94,11 @@ Device parse_device(const Ctx& c, const json& j, const std::string& entry) {
   else c.fail(entry + " (" + d.id + ")", "unknown device kind '" + kind + "'; use gpu, cpu or nic");
   const std::string e = entry + " (" + d.id + ")";
   d.model = get_string(c, j, e, "model", false);
-  d.fp32_tflops = get_number(c, j, e, "fp32_tflops", 0);
-  d.fp16_tflops = get_number(c, j, e, "fp16_tflops", 0);
-  d.mem_bw_GBps = get_number(c, j, e, "mem_bw_GBps", 0);
-  d.memory_GiB = get_number(c, j, e, "memory_GiB", 0);
-  d.cores = static_cast<int>(get_number(c, j, e, "cores", 0));
+  d.fp32_tflops = get_number(c, j, e, "fp32_tflops", 0, kMinFigure, kMaxTflops);
+  d.fp16_tflops = get_number(c, j, e, "fp16_tflops", 0, kMinFigure, kMaxTflops);
+  d.mem_bw_GBps = get_number(c, j, e, "mem_bw_GBps", 0, kMinFigure, kMaxGBps);
+  d.memory_GiB = get_number(c, j, e, "memory_GiB", 0, kMinFigure, kMaxMemoryGiB);
+  d.cores = get_count(c, j, e, "cores", 0, 1, kMaxCores);
   d.generation = get_string(c, j, e, "generation", false);
   return d;
 }
@@ -68,16 +110,9 @@ LinkSpec parse_spec(const Ctx& c, const json& j, const std::string& entry) {
   if (!t) c.fail(entry, "unknown link type '" + type + "'; use nvlink, xgmi, pcie, qpi, upi, amd-fabric, infiniband or ethernet");
   s.type = *t;
   s.generation = get_string(c, j, entry, "gen", true);
-  s.count = static_cast<int>(get_number(c, j, entry, "count", 1));
-  s.width = static_cast<int>(get_number(c, j, entry, "width", 16));
-  if (s.count < 1) c.fail(entry, "\"count\" must be at least 1");
-  if (s.width < 1) c.fail(entry, "\"width\" must be at least 1");
-  if (j.contains("bw_GBps")) {
-    if (!j["bw_GBps"].is_number()) c.fail(entry, "\"bw_GBps\" must be a number");
-    const double bw = j["bw_GBps"].get<double>();
-    if (bw <= 0) c.fail(entry, "bandwidth " + j["bw_GBps"].dump() + " GB/s is not positive; give a positive figure or leave it out");
-    s.bw_override_GBps = bw;
-  }
+  s.count = get_count(c, j, entry, "count", 1, 1, kMaxLinkCount);
+  s.width = get_count(c, j, entry, "width", 16, 1, kMaxLinkWidth);
+  if (j.contains("bw_GBps")) s.bw_override_GBps = get_number(c, j, entry, "bw_GBps", 0, kMinFigure, kMaxGBps);
   if (!figures_of(s)) {
     c.fail(entry, "unknown generation '" + s.generation + "' for " + std::string(name_of(s.type)) + "; use one of " + generations_of(s.type));
   }
@@ -128,6 +163,11 @@ void check_routes(const Ctx& c, const Machine& m) {
 Machine parse_machine(const json& doc, const std::string& origin) {
   const Ctx c{origin};
   if (!doc.is_object()) c.fail("top level", "must be an object with \"name\", \"devices\" and \"links\"");
+  const std::string format = get_string(c, doc, "top level", "format", false);
+  if (format != kFormat) {
+    c.fail("top level", "\"format\" is " + (doc.contains("format") ? "'" + format + "'" : std::string("missing")) +
+                            "; a machine file starts with \"format\": \"" + kFormat + "\" (docs/machine-format.md)");
+  }
   Machine m;
   m.origin = origin;
   m.name = get_string(c, doc, "top level", "name", true);
@@ -135,8 +175,7 @@ Machine parse_machine(const json& doc, const std::string& origin) {
   if (doc.contains("sources")) {
     for (const auto& s : doc["sources"]) m.sources.push_back(s.is_string() ? s.get<std::string>() : s.dump());
   }
-  m.nodes = static_cast<int>(get_number(c, doc, "top level", "nodes", 1));
-  if (m.nodes < 1) c.fail("top level", "\"nodes\" must be at least 1");
+  m.nodes = get_count(c, doc, "top level", "nodes", 1, 1, kMaxNodes);
   if (!doc.contains("devices") || !doc["devices"].is_array()) c.fail("top level", "missing \"devices\" (an array)");
   std::set<std::string> ids;
   for (std::size_t i = 0; i < doc["devices"].size(); ++i) {
@@ -149,8 +188,9 @@ Machine parse_machine(const json& doc, const std::string& origin) {
     for (std::size_t i = 0; i < doc["switches"].size(); ++i) {
       const std::string entry = "switches[" + std::to_string(i) + "]";
       const json& j = doc["switches"][i];
+      if (!j.is_object()) c.fail(entry, "must be an object");
       Switch s;
-      s.id = get_string(c, j, entry, "id", true);
+      s.id = get_id(c, j, entry);
       const std::string kind = get_string(c, j, entry, "kind", true);
       if (kind == "pcie") s.kind = SwitchKind::pcie;
       else if (kind == "nvswitch") s.kind = SwitchKind::nvswitch;

@@ -2,6 +2,10 @@
 // naming the file, the entry and the problem.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -14,6 +18,7 @@ namespace {
 // A two-GPU machine we can break in one place per test.
 nlohmann::json small_machine() {
   return nlohmann::json::parse(R"({
+    "format": "scalelab-machine/1",
     "name": "pair",
     "devices": [{"id": "cpu0", "kind": "cpu", "generation": "skylake"},
                 {"id": "gpu0", "kind": "gpu"}, {"id": "gpu1", "kind": "gpu"}],
@@ -100,7 +105,42 @@ TEST(MachineFile, DuplicateIdAndNegativeDeviceFigure) {
   EXPECT_NE(error_of(dup).find("duplicate id 'gpu0'"), std::string::npos);
   auto neg = small_machine();
   neg["devices"][1]["mem_bw_GBps"] = -900;
-  EXPECT_NE(error_of(neg).find("negative"), std::string::npos);
+  EXPECT_NE(error_of(neg).find("not positive"), std::string::npos);
+}
+
+// Each field out of its range (docs/machine-format.md) is refused naming the file, the entry and
+// the field; so are a missing or foreign format and an id that links could not name.
+TEST(MachineFile, FieldsOutOfRangeAreNamed) {
+  struct Case {
+    std::string what;
+    std::function<void(nlohmann::json&)> apply;
+    std::vector<std::string> words;
+  };
+  const std::vector<Case> cases = {
+      {"no format", [](auto& d) { d.erase("format"); }, {"top level", "\"format\" is missing", "scalelab-machine/1"}},
+      {"other format", [](auto& d) { d["format"] = "scalelab-workload/1"; }, {"top level", "'scalelab-workload/1'", "scalelab-machine/1"}},
+      {"memory bandwidth 0", [](auto& d) { d["devices"][1]["mem_bw_GBps"] = 0; }, {"devices[1] (gpu0)", "mem_bw_GBps", "not positive"}},
+      {"tiny link bandwidth", [](auto& d) { d["links"][2]["bw_GBps"] = 1e-300; }, {"links[2] (sw0-cpu0)", "bw_GBps", "too small"}},
+      {"huge link bandwidth", [](auto& d) { d["links"][2]["bw_GBps"] = 1e300; }, {"links[2] (sw0-cpu0)", "bw_GBps", "too large"}},
+      {"huge width", [](auto& d) { d["links"][0]["width"] = 1e18; }, {"links[0] (gpu0-sw0)", "width", "1 to 32"}},
+      {"fractional count", [](auto& d) { d["links"][3]["count"] = 1.5; }, {"links[3] (gpu0-gpu1)", "count", "whole number"}},
+      {"zero count", [](auto& d) { d["links"][3]["count"] = 0; }, {"links[3] (gpu0-gpu1)", "count", "1 to 64"}},
+      {"huge tflops", [](auto& d) { d["devices"][2]["fp32_tflops"] = 1e9; }, {"devices[2] (gpu1)", "fp32_tflops", "too large"}},
+      {"zero memory", [](auto& d) { d["devices"][2]["memory_GiB"] = 0; }, {"devices[2] (gpu1)", "memory_GiB"}},
+      {"zero cores", [](auto& d) { d["devices"][0]["cores"] = 0; }, {"devices[0] (cpu0)", "cores"}},
+      {"text for a figure", [](auto& d) { d["devices"][0]["mem_bw_GBps"] = "fast"; }, {"devices[0] (cpu0)", "mem_bw_GBps", "number"}},
+      {"huge node count", [](auto& d) { d["nodes"] = 1e9; }, {"top level", "nodes", "whole number from 1 to"}},
+      {"empty device id", [](auto& d) { d["devices"][2]["id"] = ""; }, {"devices[2]", "\"id\" is \"\""}},
+      {"id with a space", [](auto& d) { d["devices"][2]["id"] = "gpu 1"; }, {"devices[2]", "without spaces"}},
+      {"empty switch id", [](auto& d) { d["switches"][0]["id"] = ""; }, {"switches[0]", "\"id\""}},
+  };
+  for (const Case& k : cases) {
+    auto doc = small_machine();
+    k.apply(doc);
+    const std::string msg = error_of(doc);
+    EXPECT_EQ(msg.rfind("bad.json: ", 0), 0u) << k.what << ": " << msg;
+    for (const auto& w : k.words) EXPECT_NE(msg.find(w), std::string::npos) << k.what << ": " << msg << " lacks " << w;
+  }
 }
 
 TEST(MachineFile, ErrorMessagesAreOneLine) {
