@@ -6,6 +6,8 @@
 // --dry-run prints the command on stdout and runs nothing.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -15,6 +17,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/machine_info.h"
 #include "core/process.h"
 #include "core/size_parse.h"
@@ -40,10 +43,11 @@ struct RunArgs {
 
 std::optional<RunArgs> parse_run(const Args& args) {
   RunArgs r;
+  std::string np_text;  // -np as given, for errors
   const auto& a = args.argv;
   std::size_t i = 0;
   const auto value = [&](const std::string& flag) -> std::string {
-    if (i + 1 >= a.size()) usage_error(args, flag + " needs a value");
+    if (i + 1 >= a.size() || a[i + 1] == "--") usage_error(args, flag + " needs a value before --");
     return a[++i];
   };
   for (; i < a.size(); ++i) {
@@ -58,9 +62,10 @@ std::optional<RunArgs> parse_run(const Args& args) {
     }
     if (s == "-n") warn_deprecated(args.name, "-n", "-np");  // -n is bench's --iters
     if (s == "-np" || s == "-n" || s == "--np") {
-      const auto v = parse_int(value(s), "-np");
-      if (v < 1 || v > 100000) usage_error(args, "-np " + std::to_string(v) + ": give a number of ranks >= 1");
-      r.np = static_cast<int>(v);
+      np_text = value(s);
+      const auto v = parse_int(np_text, "-np");
+      if (v < 1) usage_error(args, "-np " + std::to_string(v) + ": give a number of ranks >= 1");
+      r.np = static_cast<int>(std::min<std::int64_t>(v, limits::kMaxRanksAcrossHosts + 1));
     } else if (s == "-H" || s == "--host") {
       r.hosts = value(s);
     } else if (s == "--dry-run") {
@@ -70,6 +75,14 @@ std::optional<RunArgs> parse_run(const Args& args) {
     }
   }
   if (r.np == 0) usage_error(args, "give the number of ranks with -np N");
+  // One machine runs a few ranks per hardware thread; a host list, up to a fixed bound.
+  const int bound = r.hosts.empty() ? limits::max_local_ranks() : limits::kMaxRanksAcrossHosts;
+  if (r.np > bound) {
+    usage_error(args, "-np " + np_text + ": at most " + std::to_string(bound) +
+                          (r.hosts.empty() ? " ranks on this machine (" + limits::machine_bound_basis(limits::kRanksPerHardwareThread) +
+                                                 "; give hosts with -H for more)"
+                                           : " ranks across hosts"));
+  }
   if (r.command.empty()) usage_error(args, "give the command to launch after --, e.g. scalelab run -np 2 -- bench allreduce");
   if (r.command.front() == "run") usage_error(args, "the launched command cannot be 'run' itself");
   return r;

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/process.h"
 #include "core/results.h"
 #include "core/timer.h"
@@ -73,6 +74,11 @@ LabOptions Lab::checked(LabOptions o) const {
   }
   if (o.ranks < 2) {
     throw_parameter(ErrorKind::usage, "ranks", std::to_string(o.ranks) + ": the multi-rank steps need at least 2");
+  }
+  if (o.ranks > limits::max_local_ranks()) {
+    throw_parameter(ErrorKind::usage, "ranks",
+                    std::to_string(o.ranks) + ": at most " + std::to_string(limits::max_local_ranks()) +
+                        " ranks on this machine (" + limits::machine_bound_basis(limits::kRanksPerHardwareThread) + ")");
   }
   if (o.out_dir.empty()) o.out_dir = name_ + "-out";
   if (o.json.empty()) o.json = (fs::path(o.out_dir) / (name_ + ".json")).string();

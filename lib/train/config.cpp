@@ -8,6 +8,7 @@
 
 #include "collectives/algorithm.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "nn/model.h"
 #include "optim/factory.h"
 
@@ -25,6 +26,12 @@ std::string join(const std::vector<std::string>& names) {
   throw_parameter(ErrorKind::usage, parameter, detail);
 }
 
+// "at most 16 loader threads per rank on this machine (the larger of 16 and 4 per hardware thread, 2 here)".
+std::string thread_bound(const char* purpose) {
+  return fmt::format("at most {} {} threads per rank on this machine ({})", limits::max_threads(), purpose,
+                     limits::machine_bound_basis(limits::kThreadsPerHardwareThread));
+}
+
 }  // namespace
 
 void TrainConfig::validate() const {
@@ -38,15 +45,27 @@ void TrainConfig::validate() const {
     bad("optimizer", optimizer + ": unknown optimizer; use one of " + join(optimizers));
   }
   if (epochs < 1) bad("epochs", fmt::format("{}: train at least one epoch", epochs));
+  if (epochs > limits::kMaxEpochs) bad("epochs", fmt::format("{}: at most {} epochs", epochs, limits::kMaxEpochs));
   if (batch_size == 0) bad("batch_size", "0: a batch needs at least one sample per rank");
   if (!(lr > 0) || !std::isfinite(lr)) bad("lr", fmt::format("{}: the learning rate must be a positive finite number, e.g. 0.001", lr));
   optimizer_options.validate();
   if (threads < 1) bad("threads", fmt::format("{}: use at least one compute thread", threads));
+  if (threads > limits::max_threads()) bad("threads", fmt::format("{}: {}", threads, thread_bound("compute")));
   if (backward_passes_per_step < 1) {
     bad("backward_passes_per_step", fmt::format("{}: accumulate at least one backward pass per step", backward_passes_per_step));
   }
+  if (backward_passes_per_step > limits::kMaxBackwardPasses) {
+    bad("backward_passes_per_step", fmt::format("{}: accumulate at most {} backward passes per step", backward_passes_per_step,
+                                                limits::kMaxBackwardPasses));
+  }
   if (loader_workers < 1) bad("loader_workers", fmt::format("{}: use at least one loader thread", loader_workers));
+  if (loader_workers > limits::max_threads()) {
+    bad("loader_workers", fmt::format("{}: {}", loader_workers, thread_bound("loader")));
+  }
   if (prefetch < 1) bad("prefetch", fmt::format("{}: prepare at least one batch ahead", prefetch));
+  if (prefetch > limits::kMaxPrefetch) {
+    bad("prefetch", fmt::format("{}: prepare at most {} batches ahead; a few keep the loader ahead", prefetch, limits::kMaxPrefetch));
+  }
   if (!(stall_timeout_s >= 0) || !std::isfinite(stall_timeout_s)) {
     bad("stall_timeout_s", fmt::format("{}: give seconds >= 0 (0: never)", stall_timeout_s));
   }
