@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/file_check.h"
 #include "core/machine_info.h"
 
 namespace scalelab {
@@ -29,6 +30,7 @@ nlohmann::json make_envelope(const std::string& kind, int schema_version, const 
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& doc) {
+  check_output_file(path, "json");
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
@@ -43,6 +45,7 @@ void write_json_file(const std::string& path, const nlohmann::json& doc) {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
+  check_not_directory(path, "JSON file");
   std::ifstream in(path);
   if (!in) throw_input(path + ": cannot open; check the path");
   try {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_check.h"
 
 namespace scalelab {
 
@@ -59,6 +60,7 @@ std::string chrome_trace_json(const Trace& trace, const TraceLabels& labels) {
 }
 
 void write_chrome_trace(const std::string& path, const Trace& trace, const TraceLabels& labels) {
+  check_output_file(path, "timeline");
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);

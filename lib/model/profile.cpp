@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_check.h"
 #include "core/results.h"
 
 namespace scalelab::model {
@@ -242,6 +243,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
 
 std::optional<Profile> try_load_profile(const std::string& path) {
   if (!std::filesystem::exists(path)) return std::nullopt;
+  check_not_directory(path, "calibration profile", "profile");
   return profile_from_json(read_json_file(path), path);
 }
 

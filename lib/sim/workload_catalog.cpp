@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_check.h"
 #include "core/embedded_files.h"
 #include "sim/workload.h"
 
@@ -29,6 +30,7 @@ Workload parse_text(const std::string& text, const std::string& where) {
 }
 
 Workload load_file(const std::string& path) {
+  check_not_directory(path, "workload file", "workload");
   std::ifstream in(path);
   if (!in) throw_parameter(ErrorKind::input, "workload", path + ": cannot read this file; check the path, or give a catalog name");
   std::ostringstream text;

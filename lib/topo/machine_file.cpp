@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_check.h"
 
 namespace scalelab::topo {
 
@@ -238,6 +239,7 @@ Machine parse_machine(const json& doc, const std::string& origin) {
 }
 
 Machine load_machine_file(const std::string& path) {
+  check_not_directory(path, "machine file", "machine");
   std::ifstream in(path);
   if (!in) throw_input(path + ": cannot open the machine file; check the path (or use a catalog machine's name)");
   json doc;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_check.h"
 
 namespace scalelab::train {
 namespace {
@@ -87,6 +88,7 @@ void fsync_folder(const std::filesystem::path& file) {
 
 void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const nn::ParameterSet& params,
                      const optim::Optimizer& optimizer, const std::function<void(std::size_t)>& after_bytes) {
+  check_output_file(path, "checkpoint");
   const nlohmann::json header = {{"format", kFormat},
                                  {"model", meta.model},
                                  {"layout", params.layout_signature()},
@@ -118,6 +120,7 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const 
 
 CheckpointMeta load_checkpoint(const std::string& path, const std::string& model, nn::ParameterSet& params,
                                optim::Optimizer& optimizer) {
+  check_not_directory(path, "checkpoint", "resume");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_parameter(ErrorKind::input, "resume", path + ": cannot open the checkpoint; check the path");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

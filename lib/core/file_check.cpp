@@ -1,0 +1,32 @@
+// Path checks of core/file_check.h.
+#include "core/file_check.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "core/error.h"
+
+namespace scalelab {
+namespace {
+
+bool is_folder(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
+}  // namespace
+
+void check_not_directory(const std::string& path, const std::string& what, const std::string& parameter) {
+  if (!is_folder(path)) return;
+  const std::string detail = path + ": is a directory, not a " + what + "; give the file's path";
+  if (parameter.empty()) throw_input(detail);
+  throw_parameter(ErrorKind::input, parameter, detail);
+}
+
+void check_output_file(const std::string& path, const std::string& parameter) {
+  if (is_folder(path)) {
+    throw_parameter(ErrorKind::input, parameter, path + ": is a directory; give the path of a file to write (in it, if you like)");
+  }
+}
+
+}  // namespace scalelab

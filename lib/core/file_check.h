@@ -1,0 +1,20 @@
+// Checks of a path the user named before it is read or written, so that a folder given where a
+// file belongs is one clear input error naming the path, instead of the C++ library's
+// "basic_filebuf::underflow error reading the file: Is a directory" or a failed rename.
+//
+//   check_not_directory(path, "machine file");        // before std::ifstream in(path)
+//   check_output_file(path, "json");                  // before writing path (a parameter's value)
+#pragma once
+#include <string>
+
+namespace scalelab {
+
+// Throws an input error "<path>: is a directory, not a <what>; give the file's path" when `path`
+// is a folder, about `parameter` when one is named. A missing path is left to the caller (its
+// message says what to do).
+void check_not_directory(const std::string& path, const std::string& what, const std::string& parameter = "");
+
+// Throws an input error about `parameter` (core/error.h) when `path` is a folder.
+void check_output_file(const std::string& path, const std::string& parameter);
+
+}  // namespace scalelab
