@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/limits.h"
 
 namespace scalelab::cli {
 
@@ -94,6 +95,12 @@ std::vector<ConvergeRun> make_converge_plan(const ConvergeSettings& s, int ranks
     }
   }
   if (s.scale < 1 || s.layerwise_scale < 1) throw_usage("--scale and --layerwise-scale must be at least 1");
+  for (auto [flag, scale] : {std::pair{"--scale", s.scale}, std::pair{"--layerwise-scale", s.layerwise_scale}}) {
+    if (scale > limits::kMaxBackwardPasses) {
+      throw_usage(fmt::format("{} {}: at most {} (the large batch is the base batch times this)", flag, scale,
+                              limits::kMaxBackwardPasses));
+    }
+  }
   for (auto [flag, lr] : {std::pair{"--lars-lr", s.lars_lr}, std::pair{"--lamb-lr", s.lamb_lr}}) {
     if (!(lr > 0.0) || !std::isfinite(lr)) {
       throw_usage(fmt::format("{} {:g}: a learning rate must be a positive number", flag, lr));

@@ -73,7 +73,25 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"workload", "--workload"},
 };
 
+// Commands whose options set a parameter under another flag than the table's: converge sets a
+// step's batch with --micro-batch and its backward passes with --scale (through the emulated
+// workers), and has no --batch-size.
+struct CommandFlag {
+  std::string_view command, parameter, flag;
+};
+constexpr CommandFlag kCommandFlags[] = {
+    {"converge", "backward_passes_per_step", "--scale"},
+    {"converge", "batch_size", "--micro-batch/--base-batch"},
+};
+
 }  // namespace
+
+std::string flag_for(std::string_view parameter, std::string_view command) {
+  for (const auto& row : kCommandFlags) {
+    if (row.command == command && row.parameter == parameter) return std::string(row.flag);
+  }
+  return flag_for(parameter);
+}
 
 std::string flag_for(std::string_view parameter) {
   for (const auto& [name, flag] : kFlags) {
@@ -82,8 +100,8 @@ std::string flag_for(std::string_view parameter) {
   return "";
 }
 
-std::string cli_message(const Error& e) {
-  const std::string flag = flag_for(e.parameter());
+std::string cli_message(const Error& e, std::string_view command) {
+  const std::string flag = flag_for(e.parameter(), command);
   return flag.empty() ? std::string(e.what()) : e.message_as(flag);
 }
 

@@ -12,8 +12,10 @@ namespace scalelab::cli {
 
 // The flag that sets `parameter` ("batch_size" -> "--batch-size"), or "" when no flag does.
 [[nodiscard]] std::string flag_for(std::string_view parameter);
+// The same in `command` ("converge"), whose options may set the parameter under another flag.
+[[nodiscard]] std::string flag_for(std::string_view parameter, std::string_view command);
 
-// The one line the CLI prints for `e`: what() with the parameter's flag in place of its name.
-[[nodiscard]] std::string cli_message(const Error& e);
+// The one line `command` prints for `e`: what() with the parameter's flag in place of its name.
+[[nodiscard]] std::string cli_message(const Error& e, std::string_view command = "");
 
 }  // namespace scalelab::cli

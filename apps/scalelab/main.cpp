@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,8 +96,12 @@ int main(int argc, char** argv) {
   try {
     code = command->run(args);
   } catch (const scalelab::Error& e) {
-    print_error_line("error: " + scalelab::cli::cli_message(e));
+    print_error_line("error: " + scalelab::cli::cli_message(e, args.name));
     code = e.exit_code();
+  } catch (const std::bad_alloc&) {
+    print_error_line("error: scalelab " + args.name +
+                     ": out of memory: the sizes or counts given need more memory than this machine could allocate; give smaller ones");
+    code = 1;
   } catch (const std::exception& e) {
     print_error_line("error: scalelab " + args.name + ": " + e.what());
     code = 1;

@@ -8,10 +8,13 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "bench/buffer.h"
 #include "bench/pattern.h"
 #include "comm/consistency.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/stats.h"
 #include "core/timer.h"
 
@@ -225,6 +228,34 @@ std::uint64_t fingerprint(const std::string& text) {
   return h;
 }
 
+// Refuses sizes whose buffers the ranks on this machine could not all allocate (host memory),
+// before any is allocated: one error naming -e instead of std::bad_alloc in the middle of the
+// table. Per rank and case: the staging copy, the input and one output per variant.
+void check_host_memory(comm::Communicator& comm, const BenchOptions& o, const std::vector<std::vector<std::uint64_t>>& sizes) {
+  if (comm.memory_space() != comm::MemorySpace::host) return;
+  const std::uint64_t available = limits::available_memory_bytes();
+  double per_rank = 0;
+  for (std::size_t t = 0; t < o.types.size(); ++t) {
+    if (sizes[t].empty()) continue;
+    const std::size_t tsize = comm::size_of(o.types[t]);
+    const CaseShape s = case_shape(o.collective, sizes[t].back(), tsize, comm.size());
+    const double send = static_cast<double>(s.send_elems * tsize), recv = static_cast<double>(s.recv_elems * tsize);
+    const double variants = o.compare ? 4 : 2;
+    per_rank = std::max(per_rank, std::max(send, recv) + send + variants * std::max(send, recv));
+  }
+  const double needed = per_rank * comm.local_size();
+  const bool fits = available == 0 || needed <= static_cast<double>(available);
+  comm::require_same(comm, fits ? 1 : 0, "max_bytes", "ranks disagree whether the largest size fits in memory");
+  if (!fits) {
+    constexpr double GiB = 1024.0 * 1024 * 1024;
+    throw_parameter(ErrorKind::usage, "max_bytes",
+                    fmt::format("{}: the largest size needs about {:.1f} GiB of buffers on this machine ({} rank(s) x {:.1f} GiB) "
+                                "but {:.1f} GiB is available; give a smaller maximum size",
+                                o.sweep.max_bytes, needed / GiB, comm.local_size(), per_rank / GiB,
+                                static_cast<double>(available) / GiB));
+  }
+}
+
 }  // namespace
 
 void require_same_options(comm::Communicator& comm, const BenchOptions& o) {
@@ -271,6 +302,7 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
   // Every size must suit every type before anything runs.
   std::vector<std::vector<std::uint64_t>> sizes;
   for (const DataType t : o.types) sizes.push_back(size_sweep(o.sweep, comm::size_of(t)));
+  check_host_memory(comm, o, sizes);
 
   auto algo = collectives::make_algorithm(o.collective, o.algorithm);
   std::unique_ptr<Algorithm> library;

@@ -32,6 +32,9 @@ inline constexpr int kMaxEpochs = 1'000'000;
 // kRanksPerHardwareThread x hardware_threads(), at least kMinMachineBound: ranks on one machine.
 [[nodiscard]] int max_local_ranks();
 
+// Memory this machine can still give (MemAvailable of /proc/meminfo), in bytes; 0 when unknown.
+[[nodiscard]] std::uint64_t available_memory_bytes();
+
 // How those bounds are derived, for error lines: "the larger of 16 and 4 per hardware thread, 2 here".
 [[nodiscard]] std::string machine_bound_basis(int per_hardware_thread);
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -48,6 +49,11 @@ void TrainConfig::validate() const {
   if (epochs > limits::kMaxEpochs) bad("epochs", fmt::format("{}: at most {} epochs", epochs, limits::kMaxEpochs));
   if (batch_size == 0) bad("batch_size", "0: a batch needs at least one sample per rank");
   if (!(lr > 0) || !std::isfinite(lr)) bad("lr", fmt::format("{}: the learning rate must be a positive finite number, e.g. 0.001", lr));
+  // The optimizers hold it in float32: a smaller value would silently become 0 there.
+  if (lr < std::numeric_limits<float>::min() || lr > std::numeric_limits<float>::max()) {
+    bad("lr", fmt::format("{:g}: outside the range a float32 learning rate holds ({:g} to {:g}), e.g. 0.001", lr,
+                          std::numeric_limits<float>::min(), std::numeric_limits<float>::max()));
+  }
   optimizer_options.validate();
   if (threads < 1) bad("threads", fmt::format("{}: use at least one compute thread", threads));
   if (threads > limits::max_threads()) bad("threads", fmt::format("{}: {}", threads, thread_bound("compute")));
