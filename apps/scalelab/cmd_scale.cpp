@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/process.h"
 #include "core/results.h"
 #include "core/size_parse.h"
@@ -62,7 +63,10 @@ std::vector<int> parse_ranks(const Args& args, const std::string& text) {
   std::vector<int> r;
   for (const auto& item : list_items(text)) {
     const auto v = parse_int(item, "--rank-counts");
-    if (v < 1 || v > 4096) usage_error(args, "--rank-counts " + text + ": each rank count must be 1..4096");
+    if (v < 1 || v > limits::max_local_ranks()) {
+      usage_error(args, "--rank-counts " + text + ": each rank count must be 1.." + std::to_string(limits::max_local_ranks()) +
+                            " on this machine (" + limits::machine_bound_basis(limits::kRanksPerHardwareThread) + ")");
+    }
     r.push_back(static_cast<int>(v));
   }
   if (r.empty()) usage_error(args, "--rank-counts: give rank counts such as 1,2,4");

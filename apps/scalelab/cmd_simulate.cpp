@@ -52,7 +52,7 @@ std::vector<int> parse_counts(const std::string& text) {
   std::vector<int> counts;
   for (const std::string& item : list_items(text)) {
     const long long v = parse_int(item, "--gpus");
-    if (v < 1 || v > 1 << 20) throw_parameter(ErrorKind::usage, "gpus", text + ": each count must be 1 or more");
+    if (v < 1 || v > 1 << 20) throw_parameter(ErrorKind::usage, "gpus", text + ": each count must be 1 to 1048576");
     counts.push_back(static_cast<int>(v));
   }
   if (counts.empty()) throw_parameter(ErrorKind::usage, "gpus", ": give GPU counts such as 1,2,4,8");
@@ -102,7 +102,9 @@ std::optional<Parsed> parse_simulate(const Args& args) {
   if (vm->count("nodes")) {
     if (!gpus.empty()) usage_error(args, "give --gpus or --nodes, not both");
     const int nodes = (*vm)["nodes"].as<int>();
-    if (nodes < 1) usage_error(args, "--nodes " + std::to_string(nodes) + ": give 1 or more");
+    if (nodes < 1 || nodes > topo::kMaxNodes) {
+      usage_error(args, "--nodes " + std::to_string(nodes) + ": give 1 to " + std::to_string(topo::kMaxNodes));
+    }
     if (q.machine == "this") usage_error(args, "--nodes: this machine is one node; give --gpus (CPU ranks)");
     q.counts = counts_for_nodes(q.machine, nodes);
   } else if (!gpus.empty()) {

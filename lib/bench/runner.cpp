@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -295,6 +296,12 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
   require_same_options(comm, o);
   if (o.iters < 1) throw_parameter(ErrorKind::usage, "iters", std::to_string(o.iters) + ": give at least 1 iteration");
   if (o.warmup_iters < 0) throw_parameter(ErrorKind::usage, "warmup_iters", std::to_string(o.warmup_iters) + ": give 0 or more");
+  // Every timed iteration keeps its time per variant; warm-up is as long as timing at most.
+  for (const auto& [n, parameter] : {std::pair{o.iters, "iters"}, std::pair{o.warmup_iters, "warmup_iters"}}) {
+    if (n > limits::kMaxBenchIters) {
+      throw_parameter(ErrorKind::usage, parameter, std::to_string(n) + ": at most " + std::to_string(limits::kMaxBenchIters) + " per size");
+    }
+  }
   if (has_root(o.collective) && (o.root < 0 || o.root >= comm.size())) {
     throw_parameter(ErrorKind::usage, "root",
                     std::to_string(o.root) + ": no such rank; give 0.." + std::to_string(comm.size() - 1));

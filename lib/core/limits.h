@@ -24,6 +24,8 @@ inline constexpr int kMaxPrefetch = 256;
 // Micro-batches accumulated per optimizer step; epochs one run may train.
 inline constexpr int kMaxBackwardPasses = 65536;
 inline constexpr int kMaxEpochs = 1'000'000;
+// Timed (and warm-up) iterations of a benchmark per size.
+inline constexpr int kMaxBenchIters = 1'000'000;
 
 // This machine's hardware threads (1 when unknown).
 [[nodiscard]] int hardware_threads();

@@ -48,6 +48,10 @@ struct Network {
   std::string topology = "fat-tree";
 };
 
+// The most nodes a machine may have (a machine file's "nodes", simulate --nodes): the largest
+// systems built have a few thousand.
+inline constexpr int kMaxNodes = 16'384;
+
 struct Machine {
   std::string name;    // "dgx1"
   std::string title;   // "NVIDIA DGX-1 with 8 V100 (hybrid cube mesh)"

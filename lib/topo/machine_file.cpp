@@ -26,7 +26,6 @@ constexpr double kMaxMemoryGiB = 1e6;
 constexpr int kMaxCores = 100'000;
 constexpr int kMaxLinkCount = 64;         // links or ports bundled in one entry
 constexpr int kMaxLinkWidth = 32;         // PCIe lanes
-constexpr int kMaxNodes = 16'384;         // the largest systems built have a few thousand nodes
 
 // Collects the context every error names: the file and the entry.
 struct Ctx {
