@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <span>
 
 #include <nlohmann/json.hpp>
 
@@ -74,6 +76,14 @@ class Writer {
   std::size_t written_ = 0;
 };
 
+// The first non-finite value of `values`, by name, or empty: a checkpoint never holds NaN or inf.
+std::string non_finite(std::span<const float> values, const char* what) {
+  for (const float v : values) {
+    if (!std::isfinite(v)) return what;
+  }
+  return "";
+}
+
 void fsync_folder(const std::filesystem::path& file) {
   const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
@@ -87,6 +97,14 @@ void fsync_folder(const std::filesystem::path& file) {
 
 void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const nn::ParameterSet& params,
                      const optim::Optimizer& optimizer, const std::function<void(std::size_t)>& after_bytes) {
+  for (const std::string& bad : {non_finite(params.values(), "parameters"), non_finite(params.state(), "running statistics"),
+                                 non_finite(optimizer.state(), "optimizer state")}) {
+    if (!bad.empty()) {
+      throw_parameter(ErrorKind::runtime, "checkpoint",
+                      path + ": not written: the " + bad + " hold NaN or infinite values (training diverged; the "
+                      "previous checkpoint, if any, is kept)");
+    }
+  }
   const nlohmann::json header = {{"format", kFormat},
                                  {"model", meta.model},
                                  {"layout", params.layout_signature()},

@@ -17,6 +17,7 @@
 #include "data/sampler.h"
 #include "nn/compute.h"
 #include "train/checkpoint.h"
+#include "train/divergence.h"
 #include "train/progress.h"
 #include "train/replicate.h"
 #include "train/timeline.h"
@@ -140,6 +141,7 @@ TrainResult Trainer::run() {
 
   comm_.barrier();
   StallWatchdog watchdog(config_.stall_timeout_s, rank);
+  DivergenceCheck divergence(comm_);
   const double t_start = now_seconds();
   timeline.start(t_start);
   std::int64_t global_step = counters[1];
@@ -182,6 +184,7 @@ TrainResult Trainer::run() {
       watchdog.beat("optimizer", global_step);
       if (s + 1 == skip) timed_t0 = t5;
       const Tally t = engine_->peek_train_tally();
+      divergence.after_step(t.loss_sum, global_step, epoch + 1, lr_now);
       if (t.samples > 0) progress.update(s + 1, t.loss_sum / t.samples, t.correct / t.samples);
     }
     const Tally tally = engine_->train_tally();

@@ -5,7 +5,8 @@
 //   3. each epoch, the ShardedSampler gives this rank its shard and the BatchLoader prefetches it
 //      (data/); each step runs backward_passes_per_step micro-batches of forward + backward,
 //      accumulating gradients, then the gradients are averaged across ranks and the optimizer
-//      steps with the lr of this global step;
+//      steps with the lr of this global step; a loss that turned NaN or infinite stops every rank
+//      at that step (train/divergence.h);
 //   4. after each epoch: metrics averaged over ranks, test-set evaluation (sharded, reduced),
 //      rank 0 prints the Keras line and images/sec, writes the checkpoint and the records.
 // The arithmetic of steps 3 and 4 (forward, backward, averaging, optimizer, evaluation) is the

@@ -54,6 +54,21 @@ case $CASE in
         --json r.json --resume ck.bin --algo ring > resume.txt 2>&1 || { cat resume.txt; fail "resume"; }
     grep -q "resumed from ck.bin: 2 epochs done" resume.txt || fail "resume message"
     [ "$(json r.json "[e['epoch'] for e in d['epochs']]")" = "[3]" ] || fail "only epoch 3 trained" ;;
+  diverged)
+    # A learning rate far too high: every rank stops at the step the loss turns NaN, the record
+    # does not say complete, and the checkpoint of the last good epoch is kept.
+    "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 1 --max-steps 10 --batch-size 32 \
+        --no-eval --optimizer sgd --lr 0.01 --checkpoint ck.bin > good.txt 2>&1 || { cat good.txt; fail "a good epoch"; }
+    cp ck.bin good.bin
+    start=$(date +%s)
+    expect_error 2 "^error: --lr: the loss became NaN at step [0-9]* (epoch 2): the learning rate 1e+09 is probably too high; lower it$" -- \
+        "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 3 --max-steps 10 --batch-size 32 \
+        --no-eval --optimizer sgd --lr 1e9 --resume ck.bin --checkpoint ck.bin --json nan.json
+    [ $(( $(date +%s) - start )) -le 60 ] || fail "took over 60 s to stop (a rank hung?)"
+    cmp -s ck.bin good.bin || fail "the good checkpoint was overwritten"
+    [ "$(json nan.json "(d['complete'], len(d['epochs']))")" = "(False, 0)" ] || fail "the record says complete"
+    expect_error 2 "^error: --lr: the loss became NaN at step [0-9]* (epoch 1)" -- \
+        "$SCALELAB" train --dataset synthetic --model mlp --max-steps 20 --batch-size 32 --no-eval --optimizer sgd --lr 1e9 ;;
   schedule_bad_input)
     expect_error 2 "^error: --lr-schedule nosuch: unknown value; use one of constant, step, cosine, polynomial$" -- \
         "$SCALELAB" train --dataset synthetic --lr-schedule nosuch
@@ -75,7 +90,11 @@ case $CASE in
     # Every numeric training option is range-checked before anything starts, naming the flag.
     expect_error 2 "^error: --momentum 1: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum 1
     expect_error 2 "^error: --momentum nan: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum nan
+    expect_error 2 "^error: --momentum -5: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum -5
+    expect_error 2 "^error: --momentum 5: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum 5
     expect_error 2 "^error: --weight-decay -0.1: give 0 or more" -- "$SCALELAB" train --weight-decay -0.1
+    expect_error 2 "^error: --weight-decay nan: give 0 or more" -- "$SCALELAB" train --weight-decay nan
+    expect_error 2 "^error: --lr nan: the learning rate must be a positive finite number" -- "$SCALELAB" train --lr nan
     expect_error 2 "^error: --lr inf: the learning rate must be a positive finite number" -- "$SCALELAB" train --lr inf
     expect_error 2 "^error: --threads 0: use at least one compute thread" -- "$SCALELAB" train --threads 0
     expect_error 2 "^error: --epochs 0: train at least one epoch" -- "$SCALELAB" train --epochs 0

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <vector>
 
 #include "core/error.h"
@@ -125,4 +126,27 @@ TEST(Checkpoint, KillDuringWritingLeavesThePreviousCheckpointIntact) {
   EXPECT_EQ(copy(b.model->parameters().values()), saved);
   fs::remove(path);
   fs::remove(path.string() + ".tmp");
+}
+
+// Diverged training must not replace a good checkpoint: NaN or inf anywhere refuses the write.
+TEST(Checkpoint, NonFiniteValuesAreNeverWritten) {
+  ModelAndOptimizer a(1);
+  const fs::path path = temp_file("nonfinite");
+  save_checkpoint(path, {"mlp", a.opt->name(), {1, 10}}, a.model->parameters(), *a.opt);
+  const auto before = fs::file_size(path);
+  a.model->parameters().values()[3] = std::numeric_limits<float>::quiet_NaN();
+  try {
+    save_checkpoint(path, {"mlp", a.opt->name(), {2, 20}}, a.model->parameters(), *a.opt);
+    FAIL() << "a NaN parameter was written";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the parameters hold NaN or infinite values"), std::string::npos) << e.what();
+  }
+  a.model->parameters().values()[3] = 0.0f;
+  a.step();
+  a.opt->state()[0] = std::numeric_limits<float>::infinity();
+  EXPECT_THROW(save_checkpoint(path, {"mlp", a.opt->name(), {2, 20}}, a.model->parameters(), *a.opt), Error);
+  EXPECT_EQ(fs::file_size(path), before);
+  ModelAndOptimizer b(2);
+  EXPECT_EQ(load_checkpoint(path, "mlp", b.model->parameters(), *b.opt).counters.epochs_done, 1);
+  fs::remove(path);
 }
