@@ -20,7 +20,8 @@ namespace {
 
 constexpr char kMagic[] = "SCALELABCKPT\n";
 constexpr std::size_t kMagicLen = sizeof(kMagic) - 1;
-constexpr int kFormat = 1;
+constexpr int kFormat = 2;          // what save_checkpoint writes
+constexpr int kOldestFormat = 1;    // the oldest load_checkpoint reads (no seed, no training_forwards)
 
 struct Fnv {
   std::uint64_t h = 0xcbf29ce484222325ull;
@@ -114,7 +115,9 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const 
                                  {"optimizer_state", optimizer.state().size()},
                                  {"optimizer_steps", optimizer.step_count()},
                                  {"epochs_done", meta.counters.epochs_done},
-                                 {"global_step", meta.counters.global_step}};
+                                 {"global_step", meta.counters.global_step},
+                                 {"training_forwards", meta.counters.training_forwards},
+                                 {"seed", meta.seed}};
   const std::string text = header.dump();
   const std::string tmp = path + ".tmp";
   {
@@ -158,7 +161,11 @@ CheckpointMeta load_checkpoint(const std::string& path, const std::string& model
   } catch (const nlohmann::json::exception& e) {
     bad(std::string("unreadable header (") + e.what() + ")");
   }
-  if (header.value("format", 0) != kFormat) bad("checkpoint format " + header.value("format", nlohmann::json(0)).dump() + " is not " + std::to_string(kFormat));
+  const int format = header.value("format", 0);
+  if (format < kOldestFormat || format > kFormat) {
+    bad("checkpoint format " + header.value("format", nlohmann::json(0)).dump() + " is not one this scalelab reads (" +
+        std::to_string(kOldestFormat) + " to " + std::to_string(kFormat) + "); start afresh or use the scalelab that wrote it");
+  }
   const std::string ck_model = header.value("model", "");
   if (ck_model != model) bad("holds model '" + ck_model + "' but this run's model is '" + model + "'");
   if (header.value("layout", "") != params.layout_signature()) {
@@ -178,7 +185,12 @@ CheckpointMeta load_checkpoint(const std::string& path, const std::string& model
   std::memcpy(params.state().data(), bytes.data() + body + nv, ns);
   std::memcpy(optimizer.state().data(), bytes.data() + body + nv + ns, no);
   optimizer.set_step_count(header.value("optimizer_steps", std::int64_t{0}));
-  CheckpointMeta meta{ck_model, ck_opt, {header.value("epochs_done", std::int64_t{0}), header.value("global_step", std::int64_t{0})}};
+  CheckpointMeta meta{ck_model,
+                      ck_opt,
+                      {header.value("epochs_done", std::int64_t{0}), header.value("global_step", std::int64_t{0}),
+                       format >= 2 ? header.value("training_forwards", std::int64_t{0}) : std::int64_t{-1}},
+                      header.value("seed", std::uint64_t{0}),
+                      format};
   return meta;
 }
 

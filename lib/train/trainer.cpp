@@ -100,14 +100,23 @@ TrainResult Trainer::run() {
   comm::require_same(comm_, batch, "batch_size", "ranks disagree");
   comm::require_same(comm_, static_cast<std::uint64_t>(passes), "backward_passes_per_step", "ranks disagree");
   comm::require_same(comm_, steps, "max_steps", "ranks disagree on the steps per epoch");
-  std::int64_t counters[2] = {0, 0};  // epochs done, global step
+  std::int64_t counters[3] = {0, 0, 0};  // epochs done, global step, training forwards per rank
   if (rank == 0 && !config_.resume.empty()) {
     const CheckpointMeta meta = load_checkpoint(config_.resume, config_.model, params, optimizer);
+    if (meta.format >= 2 && meta.seed != config_.seed) {
+      throw_parameter(ErrorKind::usage, "seed",
+                      fmt::format("{}: {} was trained with seed {}; resume with the same seed (the data order and "
+                                  "dropout masks continue from it)", config_.seed, config_.resume, meta.seed));
+    }
     counters[0] = meta.counters.epochs_done;
     counters[1] = meta.counters.global_step;
+    // A format-1 checkpoint did not record it: every step so far ran `passes` forwards.
+    counters[2] = meta.counters.training_forwards >= 0 ? meta.counters.training_forwards : counters[1] * passes;
   }
-  broadcast_from_rank0(comm_, params, optimizer, counters, 2);
+  broadcast_from_rank0(comm_, params, optimizer, counters, 3);
   engine_->load_from_host();
+  engine_->skip_random(static_cast<std::uint64_t>(counters[2]));
+  std::int64_t training_forwards = counters[2];
 
   data::ShardedSampler sampler(train_->size(), ranks, rank, config_.seed, true);
   data::BatchLoader loader(*train_, batch, config_.loader_workers, config_.prefetch);
@@ -178,6 +187,7 @@ TrainResult Trainer::run() {
       allreduce_s += t4 - t3;
       lr_now = lr_at_(static_cast<long>(global_step));
       engine_->step(static_cast<float>(lr_now));
+      training_forwards += passes;
       const double t5 = now_seconds();
       timeline.span(Phase::optimizer, t4, t5);
       ++global_step;
@@ -227,7 +237,8 @@ TrainResult Trainer::run() {
     if (rank == 0 && !config_.checkpoint.empty()) {
       const double c0 = now_seconds();
       engine_->store_to_host();
-      save_checkpoint(config_.checkpoint, {config_.model, optimizer.name(), {epoch + 1, global_step}}, params, optimizer);
+      save_checkpoint(config_.checkpoint, {config_.model, optimizer.name(), {epoch + 1, global_step, training_forwards}, config_.seed},
+                      params, optimizer);
       timeline.span(Phase::checkpoint, c0, now_seconds());
     }
     watchdog.beat("epoch end", global_step);

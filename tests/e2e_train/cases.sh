@@ -69,6 +69,18 @@ case $CASE in
     [ "$(json nan.json "(d['complete'], len(d['epochs']))")" = "(False, 0)" ] || fail "the record says complete"
     expect_error 2 "^error: --lr: the loss became NaN at step [0-9]* (epoch 1)" -- \
         "$SCALELAB" train --dataset synthetic --model mlp --max-steps 20 --batch-size 32 --no-eval --optimizer sgd --lr 1e9 ;;
+  resume_cnn_exact)
+    # The cnn's dropout masks and the data order continue across --resume: 2 epochs, then resumed
+    # to 3, writes the same checkpoint (parameters, optimizer state, counters) as 3 uninterrupted.
+    A="--dataset synthetic --model cnn --max-steps 4 --batch-size 16 --no-eval --quiet"
+    "$SCALELAB" run -np 2 -- train $A --epochs 3 --checkpoint straight.bin --json s.json > out.txt 2>&1 || { cat out.txt; fail "3 epochs"; }
+    "$SCALELAB" run -np 2 -- train $A --epochs 2 --checkpoint part.bin > out.txt 2>&1 || { cat out.txt; fail "2 epochs"; }
+    "$SCALELAB" run -np 2 -- train $A --epochs 3 --resume part.bin --checkpoint resumed.bin --json r.json > out.txt 2>&1 \
+        || { cat out.txt; fail "resume to 3"; }
+    [ "$(json s.json "repr(d['epochs'][2]['loss'])")" = "$(json r.json "repr(d['epochs'][0]['loss'])")" ] || fail "epoch 3 losses differ"
+    cmp straight.bin resumed.bin || fail "the resumed run's checkpoint differs from the uninterrupted run's"
+    expect_error 2 "^error: --seed 7: part.bin was trained with seed 42; resume with the same seed" -- \
+        "$SCALELAB" train $A --epochs 3 --resume part.bin --seed 7 ;;
   schedule_bad_input)
     expect_error 2 "^error: --lr-schedule nosuch: unknown value; use one of constant, step, cosine, polynomial$" -- \
         "$SCALELAB" train --dataset synthetic --lr-schedule nosuch

@@ -6,10 +6,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
+#include <functional>
+#include <iterator>
 #include <fstream>
 #include <limits>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "nn/model.h"
@@ -43,6 +48,30 @@ fs::path temp_file(const std::string& name) {
 }
 
 std::vector<float> copy(std::span<const float> s) { return {s.begin(), s.end()}; }
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Rewrites the JSON header of the checkpoint at `path` with `edit` and seals it with a fresh
+// checksum (FNV-1a, as the file format says): a well-formed file of another format version.
+void rewrite_header(const fs::path& path, const std::function<void(nlohmann::json&)>& edit) {
+  const std::string bytes = read_all(path);
+  const std::size_t magic = 13;  // "SCALELABCKPT\n"
+  std::uint64_t len = 0;
+  std::memcpy(&len, bytes.data() + magic, 8);
+  nlohmann::json header = nlohmann::json::parse(bytes.substr(magic + 8, len));
+  edit(header);
+  const std::string text = header.dump();
+  const std::uint64_t new_len = text.size();
+  std::string out = bytes.substr(0, magic) + std::string(reinterpret_cast<const char*>(&new_len), 8) + text +
+                    bytes.substr(magic + 8 + len, bytes.size() - 8 - (magic + 8 + len));
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char b : out) h = (h ^ b) * 0x100000001b3ull;
+  out.append(reinterpret_cast<const char*>(&h), 8);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << out;
+}
 
 }  // namespace
 
@@ -148,5 +177,37 @@ TEST(Checkpoint, NonFiniteValuesAreNeverWritten) {
   EXPECT_EQ(fs::file_size(path), before);
   ModelAndOptimizer b(2);
   EXPECT_EQ(load_checkpoint(path, "mlp", b.model->parameters(), *b.opt).counters.epochs_done, 1);
+  fs::remove(path);
+}
+
+// Format 2 records the seed and each rank's training forwards (where the dropout streams stand);
+// a format-1 file is still read, saying that position is unknown; a later format is refused.
+TEST(Checkpoint, RecordsTheRandomStreamsAndReadsTheOlderFormat) {
+  ModelAndOptimizer a(1);
+  const fs::path path = temp_file("format");
+  save_checkpoint(path, {"mlp", a.opt->name(), {2, 40, 80}, 1234}, a.model->parameters(), *a.opt);
+  ModelAndOptimizer b(2);
+  const CheckpointMeta now = load_checkpoint(path, "mlp", b.model->parameters(), *b.opt);
+  EXPECT_EQ(now.format, 2);
+  EXPECT_EQ(now.seed, 1234u);
+  EXPECT_EQ(now.counters.training_forwards, 80);
+  rewrite_header(path, [](nlohmann::json& h) {
+    h["format"] = 1;
+    h.erase("seed");
+    h.erase("training_forwards");
+  });
+  const CheckpointMeta old = load_checkpoint(path, "mlp", b.model->parameters(), *b.opt);
+  EXPECT_EQ(old.format, 1);
+  EXPECT_EQ(old.counters.global_step, 40);
+  EXPECT_EQ(old.counters.training_forwards, -1);
+  rewrite_header(path, [](nlohmann::json& h) { h["format"] = 3; });
+  try {
+    (void)load_checkpoint(path, "mlp", b.model->parameters(), *b.opt);
+    FAIL() << "format 3 was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_NE(std::string(e.what()).find("checkpoint format 3 is not one this scalelab reads (1 to 2)"), std::string::npos)
+        << e.what();
+  }
   fs::remove(path);
 }
