@@ -12,6 +12,7 @@
 
 #include "comm/consistency.h"
 #include "core/error.h"
+#include "core/output_path.h"
 #include "core/timer.h"
 #include "data/loader.h"
 #include "data/sampler.h"
@@ -43,6 +44,10 @@ nn::Shape sample_shape(const data::Dataset& d) {
 
 Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::move(config)), comm_(comm) {
   config_.validate();
+  if (comm_.rank() == 0) {  // the writer checks its files now, not after the first epoch
+    check_output_file("checkpoint", config_.checkpoint);
+    check_output_file("timeline", config_.timeline);
+  }
   nn::set_compute_threads(config_.threads);
   data::DatasetSplits splits = data::load_dataset(config_.dataset);
   train_ = std::move(splits.train);
@@ -114,6 +119,11 @@ TrainResult Trainer::run() {
     counters[2] = meta.counters.training_forwards >= 0 ? meta.counters.training_forwards : counters[1] * passes;
   }
   broadcast_from_rank0(comm_, params, optimizer, counters, 3);
+  if (counters[0] >= config_.epochs) {  // every rank has the counters now: every rank stops here
+    throw_parameter(ErrorKind::usage, "epochs",
+                    fmt::format("{}: {} already holds {} epoch{}; give a total above {} to train on", config_.epochs,
+                                config_.resume, counters[0], counters[0] == 1 ? "" : "s", counters[0]));
+  }
   engine_->load_from_host();
   engine_->skip_random(static_cast<std::uint64_t>(counters[2]));
   std::int64_t training_forwards = counters[2];

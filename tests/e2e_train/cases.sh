@@ -53,7 +53,12 @@ case $CASE in
     "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 3 --max-steps 20 --batch-size 32 \
         --json r.json --resume ck.bin --algo ring > resume.txt 2>&1 || { cat resume.txt; fail "resume"; }
     grep -q "resumed from ck.bin: 2 epochs done" resume.txt || fail "resume message"
-    [ "$(json r.json "[e['epoch'] for e in d['epochs']]")" = "[3]" ] || fail "only epoch 3 trained" ;;
+    [ "$(json r.json "[e['epoch'] for e in d['epochs']]")" = "[3]" ] || fail "only epoch 3 trained"
+    # --epochs not above the epochs the checkpoint holds has nothing to train: an error naming both.
+    expect_error 2 "^error: --epochs 2: ck.bin already holds 2 epochs; give a total above 2 to train on$" -- \
+        "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 2 --max-steps 20 --batch-size 32 \
+        --resume ck.bin --json e.json
+    [ "$(json e.json "d['complete']")" = False ] || fail "the record of a run that trained nothing says complete" ;;
   diverged)
     # A learning rate far too high: every rank stops at the step the loss turns NaN, the record
     # does not say complete, and the checkpoint of the last good epoch is kept.
@@ -212,6 +217,13 @@ case $CASE in
     # The training options given reach every run as given (here --max-steps and --bucket-cap).
     json scale.json "'--max-steps' in d['train_args'] and '--bucket-cap' in d['train_args']" | grep -q True \
         || fail "train options passed on" ;;
+  lab_bad_input)
+    # The lab's output places are checked before its first step; stray words are refused.
+    expect_error 2 "^error: lab1: --out /proc/x: cannot create the folder" -- "$LAB1" --out /proc/x
+    touch afile
+    expect_error 2 "^error: lab1: --out afile: is a file, not a folder" -- "$LAB1" --out afile
+    expect_error 2 "^error: lab1: --json /proc/x.json: cannot create files in /proc" -- "$LAB1" --json /proc/x.json --out lab
+    expect_error 2 "^error: lab1: unexpected argument 'extra'" -- "$LAB1" extra ;;
   lab1_quick)
     "$LAB1" --quick --dataset synthetic --out lab --json lab.json || fail "lab1 --quick"
     json lab.json "[s['status'] for s in d['steps']]" | grep -q "'passed', 'passed', 'passed', 'passed', 'passed'" || fail "steps"
