@@ -1,10 +1,7 @@
-// save_checkpoint / load_checkpoint (train/checkpoint.h), with POSIX calls for fsync.
+// save_checkpoint / load_checkpoint (train/checkpoint.h); the atomic write is core/atomic_file.h's.
 #include "train/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 namespace scalelab::train {
@@ -31,48 +29,35 @@ struct Fnv {
   }
 };
 
+// The checksummed body, written through an AtomicFile (core/atomic_file.h): a unique temporary
+// beside the checkpoint, removed on any failure, renamed into place by finish().
 class Writer {
  public:
-  Writer(std::string path, const std::function<void(std::size_t)>& after) : path_(std::move(path)), after_(after) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd_ < 0) {
-      throw_parameter(ErrorKind::input, "checkpoint", path_ + ": cannot open for writing (" + std::strerror(errno) +
-                  "); check that the folder exists and is writable");
-    }
-  }
-  ~Writer() {
-    if (fd_ >= 0) ::close(fd_);
-  }
+  Writer(const std::string& path, const std::function<void(std::size_t)>& after) : file_(path, "checkpoint"), after_(after) {}
   void write(const void* p, std::size_t n) {
     fnv_.add(p, n);
     raw(p, n);
   }
   void raw(const void* p, std::size_t n) {
     const auto* b = static_cast<const char*>(p);
-    while (n > 0) {
-      const ssize_t w = ::write(fd_, b, std::min<std::size_t>(n, 1 << 20));
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        throw_parameter(ErrorKind::runtime, "checkpoint", path_ + ": write failed (" + std::strerror(errno) + ")");
-      }
-      b += w;
-      n -= static_cast<std::size_t>(w);
-      written_ += static_cast<std::size_t>(w);
+    while (n > 0) {  // in blocks, so a test can stop the writer mid-file
+      const std::size_t k = std::min<std::size_t>(n, 1 << 20);
+      file_.write(b, k);
+      b += k;
+      n -= k;
+      written_ += k;
       if (after_) after_(written_);
     }
   }
   void finish() {
     const std::uint64_t sum = fnv_.h;
     raw(&sum, sizeof sum);
-    if (::fsync(fd_) != 0) throw_parameter(ErrorKind::runtime, "checkpoint", path_ + ": fsync failed (" + std::strerror(errno) + ")");
-    if (::close(fd_) != 0) throw_parameter(ErrorKind::runtime, "checkpoint", path_ + ": close failed (" + std::strerror(errno) + ")");
-    fd_ = -1;
+    file_.commit();
   }
 
  private:
-  std::string path_;
+  AtomicFile file_;
   const std::function<void(std::size_t)>& after_;
-  int fd_ = -1;
   Fnv fnv_;
   std::size_t written_ = 0;
 };
@@ -83,15 +68,6 @@ std::string non_finite(std::span<const float> values, const char* what) {
     if (!std::isfinite(v)) return what;
   }
   return "";
-}
-
-void fsync_folder(const std::filesystem::path& file) {
-  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
 }
 
 }  // namespace
@@ -119,22 +95,15 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const 
                                  {"training_forwards", meta.counters.training_forwards},
                                  {"seed", meta.seed}};
   const std::string text = header.dump();
-  const std::string tmp = path + ".tmp";
-  {
-    Writer w(tmp, after_bytes);
-    w.write(kMagic, kMagicLen);
-    const std::uint64_t len = text.size();
-    w.write(&len, sizeof len);
-    w.write(text.data(), text.size());
-    w.write(params.values().data(), params.values().size_bytes());
-    w.write(params.state().data(), params.state().size_bytes());
-    w.write(optimizer.state().data(), optimizer.state().size_bytes());
-    w.finish();
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw_parameter(ErrorKind::runtime, "checkpoint", path + ": cannot rename " + tmp + " into place (" + std::strerror(errno) + ")");
-  }
-  fsync_folder(path);
+  Writer w(path, after_bytes);
+  w.write(kMagic, kMagicLen);
+  const std::uint64_t len = text.size();
+  w.write(&len, sizeof len);
+  w.write(text.data(), text.size());
+  w.write(params.values().data(), params.values().size_bytes());
+  w.write(params.state().data(), params.state().size_bytes());
+  w.write(optimizer.state().data(), optimizer.state().size_bytes());
+  w.finish();
 }
 
 CheckpointMeta load_checkpoint(const std::string& path, const std::string& model, nn::ParameterSet& params,

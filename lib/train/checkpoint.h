@@ -4,9 +4,10 @@
 // training forwards each rank has run (the position of each rank's Dropout stream; the sampler's
 // shuffle is a function of the seed and the epoch), so a resumed run equals an uninterrupted one
 // bit for bit. Written by rank 0 only (Horovod's rule: one writer),
-// atomically: a temporary file beside the target is written, fsync'ed, renamed over the target
-// and the folder fsync'ed, so a crash or kill -9 at any moment leaves either the previous
-// checkpoint or the new one, never half of one.
+// atomically (core/atomic_file.h): a temporary file of its own beside the target is written,
+// fsync'ed, renamed over the target and the folder fsync'ed, so a crash or kill -9 at any moment
+// leaves either the previous checkpoint or the new one, never half of one; a failed write (a full
+// disk) removes the temporary. NaN or infinite values are refused before anything is written.
 //
 // File: "SCALELABCKPT\n", a little-endian u64 header length, a JSON header (format version,
 // model name, layout fingerprint text, sizes, optimizer name, counters, seed), the three float32

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +44,15 @@ struct ModelAndOptimizer {
   }
 };
 
+// The temporaries beside `path` (path.tmp.<pid>.<random>).
+std::vector<fs::path> temporaries_of(const fs::path& path) {
+  std::vector<fs::path> found;
+  for (const auto& e : fs::directory_iterator(path.parent_path())) {
+    if (e.path().filename().string().rfind(path.filename().string() + ".tmp", 0) == 0) found.push_back(e.path());
+  }
+  return found;
+}
+
 fs::path temp_file(const std::string& name) {
   return fs::temp_directory_path() / ("scalelab_ckpt_" + name + "_" + std::to_string(::getpid()));
 }
@@ -80,7 +90,7 @@ TEST(Checkpoint, RoundTripRestoresValuesStateAndCounters) {
   a.step();
   const fs::path path = temp_file("roundtrip");
   save_checkpoint(path, {"mlp", a.opt->name(), {3, 123}}, a.model->parameters(), *a.opt);
-  EXPECT_FALSE(fs::exists(path.string() + ".tmp"));
+  EXPECT_TRUE(temporaries_of(path).empty());
   ModelAndOptimizer b(2);
   ASSERT_NE(copy(a.model->parameters().values()), copy(b.model->parameters().values()));
   const CheckpointMeta meta = load_checkpoint(path, "mlp", b.model->parameters(), *b.opt);
@@ -143,7 +153,7 @@ TEST(Checkpoint, KillDuringWritingLeavesThePreviousCheckpointIntact) {
   }
   char c = 0;
   ASSERT_EQ(::read(ready[0], &c, 1), 1);  // the writer is mid-file now
-  EXPECT_TRUE(fs::exists(path.string() + ".tmp"));
+  EXPECT_EQ(temporaries_of(path).size(), 1u);
   ::kill(child, SIGKILL);
   int status = 0;
   ::waitpid(child, &status, 0);
@@ -154,7 +164,7 @@ TEST(Checkpoint, KillDuringWritingLeavesThePreviousCheckpointIntact) {
   EXPECT_EQ(meta.counters.epochs_done, 1);
   EXPECT_EQ(copy(b.model->parameters().values()), saved);
   fs::remove(path);
-  fs::remove(path.string() + ".tmp");
+  for (const fs::path& t : temporaries_of(path)) fs::remove(t);  // kill -9 leaves it; nothing else does
 }
 
 // Diverged training must not replace a good checkpoint: NaN or inf anywhere refuses the write.
@@ -209,5 +219,34 @@ TEST(Checkpoint, RecordsTheRandomStreamsAndReadsTheOlderFormat) {
     EXPECT_NE(std::string(e.what()).find("checkpoint format 3 is not one this scalelab reads (1 to 2)"), std::string::npos)
         << e.what();
   }
+  fs::remove(path);
+}
+
+// A disk that refuses the bytes mid-file (a file-size limit in a child process stands in for a
+// full disk): an error, the previous checkpoint intact, and no temporary left filling the disk.
+TEST(Checkpoint, ARefusedWriteLeavesNoTemporaryAndThePreviousCheckpoint) {
+  ModelAndOptimizer a(1);
+  const fs::path path = temp_file("refused");
+  save_checkpoint(path, {"mlp", a.opt->name(), {1, 10}}, a.model->parameters(), *a.opt);
+  const auto before = fs::file_size(path);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit small{4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    try {
+      save_checkpoint(path, {"mlp", a.opt->name(), {2, 20}}, a.model->parameters(), *a.opt);
+    } catch (const Error& e) {
+      ::_exit(std::string(e.what()).find("write failed") != std::string::npos ? 7 : 8);
+    }
+    ::_exit(9);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  EXPECT_TRUE(temporaries_of(path).empty());
+  EXPECT_EQ(fs::file_size(path), before);
   fs::remove(path);
 }
