@@ -38,6 +38,24 @@ struct CheckpointMeta {
   int format = 0;                      // as read; save_checkpoint writes the current one
 };
 
+// One job per checkpoint file: an advisory lock (flock) on "<path>.lock", held from the job's
+// start to its end, so two jobs given the same --checkpoint do not overwrite each other's epochs.
+// The lock file holds the holder's pid and is removed on release (a killed job's stale file is
+// harmless: the kernel dropped its lock). Taking a lock another process holds is a usage error
+// naming the file and that pid.
+//   CheckpointLock lock(config.checkpoint);   // throws when another job holds it
+class CheckpointLock {
+ public:
+  explicit CheckpointLock(const std::string& path);
+  ~CheckpointLock();
+  CheckpointLock(const CheckpointLock&) = delete;
+  CheckpointLock& operator=(const CheckpointLock&) = delete;
+
+ private:
+  std::string lock_path_;
+  int fd_ = -1;
+};
+
 // Writes the checkpoint to `path` atomically. `after_bytes`, when set, is called after each
 // block of the temporary file is written (tests use it to kill the writer mid-file).
 void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const nn::ParameterSet& params,

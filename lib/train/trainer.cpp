@@ -47,6 +47,7 @@ Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::mo
   if (comm_.rank() == 0) {  // the writer checks its files now, not after the first epoch
     check_output_file("checkpoint", config_.checkpoint);
     check_output_file("timeline", config_.timeline);
+    if (!config_.checkpoint.empty()) checkpoint_lock_ = std::make_unique<CheckpointLock>(config_.checkpoint);
   }
   nn::set_compute_threads(config_.threads);
   data::DatasetSplits splits = data::load_dataset(config_.dataset);

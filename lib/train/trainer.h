@@ -42,6 +42,8 @@ struct TrainResult {
   std::string device;               // Engine::device()
 };
 
+class CheckpointLock;  // train/checkpoint.h
+
 class Trainer {
  public:
   // Loads the data and builds the engine with its model and optimizer (no communication yet).
@@ -77,6 +79,7 @@ class Trainer {
   std::unique_ptr<data::Dataset> train_;
   std::unique_ptr<data::Dataset> test_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<CheckpointLock> checkpoint_lock_;  // rank 0's, for the job's life
   std::size_t steps_per_epoch_ = 0;
   std::function<double(long)> lr_at_;
   std::function<void(const EpochRecord&)> on_epoch_;

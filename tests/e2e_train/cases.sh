@@ -86,6 +86,17 @@ case $CASE in
     cmp straight.bin resumed.bin || fail "the resumed run's checkpoint differs from the uninterrupted run's"
     expect_error 2 "^error: --seed 7: part.bin was trained with seed 42; resume with the same seed" -- \
         "$SCALELAB" train $A --epochs 3 --resume part.bin --seed 7 ;;
+  checkpoint_in_use)
+    # A second job given a checkpoint file that a running job writes is refused at once.
+    "$SCALELAB" train --dataset synthetic --model cnn --batch-size 16 --max-steps 100000 --no-eval --quiet \
+        --checkpoint ck.bin > first.txt 2>&1 &
+    first=$!
+    for i in $(seq 1 60); do [ -f ck.bin.lock ] && break; sleep 0.5; done
+    [ -f ck.bin.lock ] || { kill $first; fail "the first job never took the lock"; }
+    expect_error 2 "^error: --checkpoint ck.bin: in use by another job (pid $first); give each job its own checkpoint file$" -- \
+        "$SCALELAB" train --dataset synthetic --model mlp --max-steps 2 --no-eval --checkpoint ck.bin
+    kill $first; wait $first
+    ;;
   schedule_bad_input)
     expect_error 2 "^error: --lr-schedule nosuch: unknown value; use one of constant, step, cosine, polynomial$" -- \
         "$SCALELAB" train --dataset synthetic --lr-schedule nosuch

@@ -250,3 +250,27 @@ TEST(Checkpoint, ARefusedWriteLeavesNoTemporaryAndThePreviousCheckpoint) {
   EXPECT_EQ(fs::file_size(path), before);
   fs::remove(path);
 }
+
+// Two jobs on one checkpoint file: the second is refused with a line naming the holder's pid; once
+// the first ends, its lock file is gone and the file is free again.
+TEST(Checkpoint, OneJobPerCheckpointFile) {
+  const fs::path path = temp_file("lock");
+  {
+    const CheckpointLock first(path.string());
+    EXPECT_TRUE(fs::exists(path.string() + ".lock"));
+    try {
+      const CheckpointLock second(path.string());
+      FAIL() << "two jobs hold one checkpoint";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), 2);
+      EXPECT_EQ(e.parameter(), "checkpoint");
+      EXPECT_NE(std::string(e.what()).find(": in use by another job (pid " + std::to_string(::getpid()) +
+                                           "); give each job its own checkpoint file"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_FALSE(fs::exists(path.string() + ".lock"));
+  const CheckpointLock again(path.string());
+  EXPECT_TRUE(fs::exists(path.string() + ".lock"));
+}
