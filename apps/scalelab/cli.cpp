@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/launch_env.h"
+#include "core/output_path.h"
 
 namespace scalelab::cli {
 namespace {
@@ -51,6 +52,13 @@ void warn_deprecated(const std::string& command, const std::string& old_flag, co
   std::cerr << "scalelab " << command << ": " << old_flag << " is deprecated; use " << current << std::endl;
 }
 
+void check_output_files(const po::variables_map& vm, std::initializer_list<const char*> options) {
+  if (read_launch_env().rank != 0) return;
+  for (const char* option : options) {
+    if (vm.count(option) != 0) check_output_file(option, vm[option].as<std::string>());
+  }
+}
+
 void usage_error(const Args& args, const std::string& message) {
   throw_usage("scalelab " + args.name + ": " + message + "; see 'scalelab " + args.name + " --help'");
 }
@@ -79,6 +87,12 @@ std::optional<po::variables_map> parse(const Args& args, const std::string& usag
         po::command_line_style::default_style & ~po::command_line_style::allow_guessing);
     if (positional != nullptr) parser.positional(*positional);
     po::parsed_options result = parser.run();
+    // A word that no option or positional name takes would otherwise be dropped without a word.
+    for (const po::option& o : result.options) {
+      if (o.string_key.empty() && !o.original_tokens.empty()) {
+        usage_error(args, "unexpected argument '" + o.original_tokens.front() + "'");
+      }
+    }
     if (parsed != nullptr) *parsed = result.options;
     po::store(result, vm);
     if (vm.count("help")) {

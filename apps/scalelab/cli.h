@@ -3,6 +3,7 @@
 // 'scalelab bench --help'"), prints --help, and accepts the deprecated spellings of renamed
 // flags (one table, in cli.cpp) with a one-line notice on stderr.
 #pragma once
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,11 @@ std::optional<po::variables_map> parse(const Args& args, const std::string& usag
 // Prints "scalelab <command>: <old> is deprecated; use <current>" on stderr (rank 0 only, once per
 // old spelling and process).
 void warn_deprecated(const std::string& command, const std::string& old_flag, const std::string& current);
+
+// Before the work: on the launch's rank 0 (the one that writes them), each named option's file
+// (when given and not empty) can be created or replaced (core/output_path.h); an input error
+// naming the option otherwise ("--json /proc/x.json: cannot create files in /proc ...").
+void check_output_files(const po::variables_map& vm, std::initializer_list<const char*> options);
 
 // Throws a usage error "scalelab <name>: <message>; see 'scalelab <name> --help'".
 [[noreturn]] void usage_error(const Args& args, const std::string& message);

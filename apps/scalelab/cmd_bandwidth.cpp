@@ -51,6 +51,7 @@ int cmd_bandwidth(const Args& args) {
                         "[--peers] [--json FILE]\n  (built with CUDA; GPU status (scalelab bandwidth): ran on one GPU only, docs/gpu-status.md)",
                         opts);
   if (!vm) return 0;
+  check_output_files(*vm, {"json"});
   gpu::BandwidthOptions o;
   const std::int64_t device = parse_int((*vm)["cuda-device"].as<std::string>(), "--cuda-device");
   if (device < 0 || device > 1024) usage_error(args, "--cuda-device " + std::to_string(device) + ": give a CUDA device index, 0 or more");

@@ -102,6 +102,7 @@ std::optional<Parsed> parse_bench(const Args& args) {
   pos.add("collective", 1);
   const auto vm = parse(args, std::string(kUsage) + "\n\n" + algorithms_help(), opts, &pos);
   if (!vm) return std::nullopt;
+  check_output_files(*vm, {"json"});
   const auto str = [&](const char* key) { return (*vm)[key].as<std::string>(); };
   if (!vm->count("collective")) usage_error(args, "give the collective to time (allreduce, broadcast, allgather, reduce-scatter)");
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "core/output_path.h"
 #include "comm/factory.h"
 #include "core/launch_env.h"
 #include "core/process.h"
@@ -47,6 +48,13 @@ int cmd_calibrate(const Args& args) {
       ("json", po::value<std::string>(), "also write the profile in the scalelab.calibration envelope");
   const auto vm = parse(args, "scalelab calibrate [--profile FILE] [--quick] [--json FILE]   (2 ranks: scalelab run -np 2 -- calibrate)", opts);
   if (!vm) return 0;
+  // Before minutes of measurement, not after: the profile's folder (created, as the default's is
+  // on a first calibration) and both files.
+  if (const auto dir = std::filesystem::path((*vm)["profile"].as<std::string>()).parent_path();
+      !dir.empty() && read_launch_env().rank == 0 && !std::filesystem::is_directory(dir)) {
+    prepare_output_folder("profile", dir.string());
+  }
+  check_output_files(*vm, {"profile", "json"});
   const LaunchEnv env = read_launch_env();
   if (env.launcher == "none") {
     // Not under a launcher: start the 2 ranks ourselves, the way a student would.

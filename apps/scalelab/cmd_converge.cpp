@@ -13,6 +13,8 @@
 
 #include "comm/factory.h"
 #include "commands.h"
+#include "core/launch_env.h"
+#include "core/output_path.h"
 #include "core/text.h"
 #include "converge_plan.h"
 #include "converge_report.h"
@@ -104,6 +106,8 @@ std::optional<Parsed> parse_converge(const Args& args) {
   Parsed p;
   p.json = (*vm)["json"].as<std::string>();
   p.charts = (*vm)["charts"].as<std::string>();
+  check_output_files(*vm, {"json"});  // before the training, not after it
+  if (!p.charts.empty() && read_launch_env().rank == 0) prepare_output_folder("charts", p.charts);
   p.from = list_items((*vm)["from"].as<std::string>());
   ConvergeSettings& s = p.settings;
   s.target_accuracy = (*vm)["target-accuracy"].as<double>();

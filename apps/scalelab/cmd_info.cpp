@@ -48,6 +48,7 @@ int cmd_info(const Args& args) {
   opts.add_options()("json", po::value<std::string>()->default_value(""), "also write the report as JSON to this file");
   const auto vm = parse(args, "scalelab info [--json FILE]", opts);
   if (!vm) return 0;
+  check_output_files(*vm, {"json"});
 
   const MachineInfo machine = read_machine_info();
   const LaunchEnv env = read_launch_env();

@@ -65,6 +65,7 @@ std::optional<Parsed> parse_monitor(const Args& args) {
       ("json", po::value<std::string>()->default_value(""), "write the summary and NVLink traffic here (scalelab.monitor)");
   auto vm = parse(ours, kUsage, o);
   if (!vm) return std::nullopt;
+  check_output_files(*vm, {"output", "json"});
   const double interval = (*vm)["loop"].as<double>();
   if (!(interval > 0) || !std::isfinite(interval)) {
     usage_error(args, fmt::format("-l/--loop {}: give a positive number of seconds", interval));

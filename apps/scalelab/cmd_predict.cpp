@@ -61,6 +61,7 @@ int cmd_predict(const Args& args) {
   pos.add("collective", 1);
   const auto vm = parse(args, "scalelab predict <collective> [--machine NAME|FILE] [--gpus N|LIST] [-b -e -f] [--algo A] [--protocol P] [--p2p off] [--json FILE]\n\n" + algorithms_help(), opts, &pos);
   if (!vm) return 0;
+  check_output_files(*vm, {"json"});
   const Collective c = collectives::parse_collective((*vm)["collective"].as<std::string>(), "collective");
   const comm::DataType type = comm::parse_datatype((*vm)["datatype"].as<std::string>(), "-d/--datatype");
   std::optional<topo::Protocol> proto;

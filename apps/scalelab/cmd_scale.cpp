@@ -20,7 +20,9 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/launch_env.h"
 #include "core/limits.h"
+#include "core/output_path.h"
 #include "core/process.h"
 #include "core/results.h"
 #include "core/size_parse.h"
@@ -109,6 +111,16 @@ std::optional<ScaleArgs> parse_scale(const Args& args) {
     s.train_args.insert(s.train_args.end(), opt.value.begin(), opt.value.end());
   }
   if (s.chart.empty()) s.chart = (fs::path(s.out) / "scaling").string();
+  // Every output place checked before the first run, not after the last.
+  if (read_launch_env().rank == 0) {
+    prepare_output_folder("out", s.out);
+    // The chart's folder is created as write_chart would create it; then its files must be writable.
+    if (const fs::path dir = fs::path(s.chart).parent_path(); !dir.empty() && !fs::is_directory(dir)) {
+      prepare_output_folder("chart", dir.string());
+    }
+    check_output_file("chart", s.chart + ".dat");
+    check_output_files(*vm, {"json"});
+  }
   s.predict = (*vm)["predict"].as<bool>();
   s.profile = (*vm)["profile"].as<std::string>();
   if (s.predict && s.train.config.threads != 1) {

@@ -93,6 +93,7 @@ std::optional<Parsed> parse_simulate(const Args& args) {
       ("chart", po::value<std::string>()->default_value(""), "chart files BASE-efficiency and BASE-parts (SVG, PNG, .dat, .gp)");
   const auto vm = parse(args, kUsage, o);
   if (!vm) return std::nullopt;
+  check_output_files(*vm, {"json", "timeline"});
   Parsed p;
   sim::ScalingRequest& q = p.request;
   q.workload = (*vm)["workload"].as<std::string>();

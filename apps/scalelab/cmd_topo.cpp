@@ -83,6 +83,7 @@ int cmd_topo(const Args& args) {
       ("json", po::value<std::string>(), "write the topology, routes and rings as JSON (schema scalelab.topo)");
   const auto vm = parse(args, "scalelab topo [--machine NAME|FILE] [--gpus 0,3] [--p2p off] [--json FILE]", opts);
   if (!vm) return 0;
+  check_output_files(*vm, {"json"});
   if (vm->count("list")) {
     std::printf("%-16s %s\n", "this", "this machine, detected (CPU and NUMA from hwloc; GPUs from CUDA where built)");
     for (const auto& e : catalog()) std::printf("%-16s %s\n", e.name.c_str(), e.title.c_str());

@@ -8,6 +8,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "core/output_path.h"
+
 namespace scalelab::labs {
 namespace po = boost::program_options;
 
@@ -53,7 +55,13 @@ int lab_main(const lab::Lab& lab, int argc, char** argv) {
   const std::vector<std::string> command(argv, argv + argc);
   try {
     po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    const po::parsed_options parsed = po::command_line_parser(argc, argv).options(desc).run();
+    for (const po::option& opt : parsed.options) {  // a stray word would otherwise be dropped silently
+      if (opt.string_key.empty() && !opt.original_tokens.empty()) {
+        throw po::error("unexpected argument '" + opt.original_tokens.front() + "'");
+      }
+    }
+    po::store(parsed, vm);
     po::notify(vm);
     if (vm.count("help")) {
       std::cout << "usage: " << name << " [--quick] [--step N] [--ranks N] [--dataset NAME] [--out DIR] [--json FILE]\n\n"
@@ -65,6 +73,9 @@ int lab_main(const lab::Lab& lab, int argc, char** argv) {
       for (std::size_t i = 0; i < steps.size(); ++i) std::cout << i + 1 << ". " << steps[i].title << "\n";
       return 0;
     }
+    // The output places, checked before the first step rather than by the step that writes there.
+    prepare_output_folder("out_dir", o.out_dir);
+    check_output_file("json", o.json);
     return lab.run(o, command, lab_message);
   } catch (const po::error& e) {
     std::cerr << "error: " << name << ": " << e.what() << "; see '" << name << " --help'\n";

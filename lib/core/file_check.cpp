@@ -23,10 +23,4 @@ void check_not_directory(const std::string& path, const std::string& what, const
   throw_parameter(ErrorKind::input, parameter, detail);
 }
 
-void check_output_file(const std::string& path, const std::string& parameter) {
-  if (is_folder(path)) {
-    throw_parameter(ErrorKind::input, parameter, path + ": is a directory; give the path of a file to write (in it, if you like)");
-  }
-}
-
 }  // namespace scalelab

@@ -3,7 +3,7 @@
 // "basic_filebuf::underflow error reading the file: Is a directory" or a failed rename.
 //
 //   check_not_directory(path, "machine file");        // before std::ifstream in(path)
-//   check_output_file(path, "json");                  // before writing path (a parameter's value)
+// (Output paths are checked by core/output_path.h.)
 #pragma once
 #include <string>
 
@@ -13,8 +13,5 @@ namespace scalelab {
 // is a folder, about `parameter` when one is named. A missing path is left to the caller (its
 // message says what to do).
 void check_not_directory(const std::string& path, const std::string& what, const std::string& parameter = "");
-
-// Throws an input error about `parameter` (core/error.h) when `path` is a folder.
-void check_output_file(const std::string& path, const std::string& parameter);
 
 }  // namespace scalelab

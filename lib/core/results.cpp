@@ -4,6 +4,7 @@
 #include <ctime>
 #include <fstream>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/file_check.h"
 #include "core/machine_info.h"
@@ -30,18 +31,7 @@ nlohmann::json make_envelope(const std::string& kind, int schema_version, const 
 }
 
 void write_json_file(const std::string& path, const nlohmann::json& doc) {
-  check_output_file(path, "json");
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw_parameter(ErrorKind::input, "json", path + ": cannot open for writing; check that the folder exists and is writable");
-    out << doc.dump(1) << '\n';
-    if (!out.flush()) throw_parameter(ErrorKind::runtime, "json", path + ": write failed (disk full?)");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw_parameter(ErrorKind::runtime, "json", path + ": cannot rename the temporary file into place");
-  }
+  write_file_atomically(path, doc.dump(1) + "\n", "json");
 }
 
 nlohmann::json read_json_file(const std::string& path) {

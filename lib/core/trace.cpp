@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
-#include "core/file_check.h"
 
 namespace scalelab {
 
@@ -60,18 +60,7 @@ std::string chrome_trace_json(const Trace& trace, const TraceLabels& labels) {
 }
 
 void write_chrome_trace(const std::string& path, const Trace& trace, const TraceLabels& labels) {
-  check_output_file(path, "timeline");
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw_parameter(ErrorKind::input, "timeline", path + ": cannot open for writing; check that the folder exists and is writable");
-    out << chrome_trace_json(trace, labels) << '\n';
-    if (!out.flush()) throw_parameter(ErrorKind::runtime, "timeline", path + ": write failed (disk full?)");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw_parameter(ErrorKind::runtime, "timeline", path + ": cannot rename the temporary file into place");
-  }
+  write_file_atomically(path, chrome_trace_json(trace, labels) + "\n", "timeline");
 }
 
 }  // namespace scalelab

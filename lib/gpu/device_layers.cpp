@@ -110,6 +110,7 @@ class DeviceDropout final : public DeviceLayer {
       : per_sample_(in.numel()), rate_(rate), rng_(rng),
         threshold_(static_cast<std::uint32_t>(std::lround(double(rate) * 65536.0))), scale_(1.0f / (1.0f - rate)) {}
   [[nodiscard]] std::string type() const override { return "Dropout"; }
+  void skip_random(std::uint64_t forwards) override { rng_.engine().discard(forwards); }
   void forward(const float* x, float* y, std::size_t n, bool training, DeviceContext& ctx) override {
     const std::size_t total = n * per_sample_;
     last_training_ = training && rate_ > 0.0f;

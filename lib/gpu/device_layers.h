@@ -48,6 +48,8 @@ class DeviceLayer {
   [[nodiscard]] virtual std::size_t workspace_bytes() const { return 0; }
   virtual void forward(const float* x, float* y, std::size_t n, bool training, DeviceContext& ctx) = 0;
   virtual void backward(const float* x, const float* y, float* dy, float* dx, std::size_t n, DeviceContext& ctx) = 0;
+  // As nn::Layer::skip_random: the stream moved on by `forwards` training forwards.
+  virtual void skip_random(std::uint64_t /*forwards*/) {}
 };
 
 // Parameter indices and offsets (floats into the flat buffers) of a layer with weights.

@@ -203,6 +203,10 @@ void DeviceModel::zero_grad() {
   cuda_check(cudaMemsetAsync(grads_.data(), 0, size_ * sizeof(float), ctx_.stream), "cudaMemsetAsync of the gradients");
 }
 
+void DeviceModel::skip_random(std::uint64_t forwards) {
+  for (auto& l : layers_) l->skip_random(forwards);
+}
+
 const float* DeviceModel::forward(const float* input, std::size_t n, bool training) {
   if (n == 0 || n > max_batch_)
     throw_runtime("gpu: a batch of " + std::to_string(n) + " samples for a model reserved for " + std::to_string(max_batch_));

@@ -47,6 +47,8 @@ class DeviceModel {
   void store_values(nn::ParameterSet& host);
   void store_grads(nn::ParameterSet& host);
   void zero_grad();  // enqueued
+  // Every layer's random stream moved on by `forwards` training forwards (nn::Model::skip_random).
+  void skip_random(std::uint64_t forwards);
 
   // Enqueues every layer's forward on n <= max_batch samples at `input` (device); returns the
   // device logits (n x classes), valid until the next forward.

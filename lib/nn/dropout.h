@@ -19,6 +19,8 @@ class Dropout final : public Layer {
   void forward(ConstTensorView in, TensorView out, bool training) override;
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
   void reseed(std::uint64_t seed, std::uint64_t stream) override { rng_ = Rng(seed, stream); }
+  // One key per training forward: skipping n forwards discards n draws.
+  void skip_random(std::uint64_t forwards) override { rng_.engine().discard(forwards); }
   [[nodiscard]] float rate() const { return rate_; }
 
  private:

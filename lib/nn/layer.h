@@ -50,6 +50,9 @@ class Layer {
   [[nodiscard]] virtual FlopCount flops(const Shape& /*in*/) const { return {}; }
   // Layers with randomness (Dropout) take a new seed stream, e.g. per rank; others ignore it.
   virtual void reseed(std::uint64_t /*seed*/, std::uint64_t /*stream*/) {}
+  // Moves the stream on as `forwards` training forwards would have (a resumed run continues the
+  // masks of the run it continues); layers without randomness ignore it.
+  virtual void skip_random(std::uint64_t /*forwards*/) {}
   // Trainable parameter count, for the summary.
   [[nodiscard]] virtual std::size_t parameter_count() const { return 0; }
   // The ParameterSet indices of this layer's own parameters, as declare() registered them

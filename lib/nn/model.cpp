@@ -55,6 +55,10 @@ void Model::reseed(std::uint64_t seed, std::uint64_t stream) {
   for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i]->reseed(layer_seed(seed, i), stream);
 }
 
+void Model::skip_random(std::uint64_t forwards) {
+  for (auto& l : layers_) l->skip_random(forwards);
+}
+
 void Model::set_statistics_reducer(const StatisticsReducer& reducer) {
   for (auto& l : layers_) l->set_statistics_reducer(reducer);
 }

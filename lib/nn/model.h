@@ -65,6 +65,10 @@ class Model {
   // New random streams for Dropout (e.g. stream = rank, so ranks drop different units): layer i
   // gets Rng(layer_seed(seed, i), stream).
   void reseed(std::uint64_t seed, std::uint64_t stream);
+  // Every layer's stream moved on by `forwards` training forwards (Layer::skip_random): after
+  // reseed(seed, stream), the streams stand where a run with that seed and stream stood after so
+  // many training forwards.
+  void skip_random(std::uint64_t forwards);
   // The seed of layer i's random stream: the one key that a layer and any other engine's twin
   // of it (the CUDA engine's Dropout) share, so both draw the same masks.
   [[nodiscard]] static std::uint64_t layer_seed(std::uint64_t seed, std::size_t layer) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/process.h"
 
@@ -25,10 +26,7 @@ std::string quoted(const std::string& s) {
 }
 
 void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) throw_input(path.string() + ": cannot open for writing; check that the folder exists and is writable");
-  out << text;
-  if (!out.flush()) throw_runtime(path.string() + ": write failed (disk full?)");
+  write_file_atomically(path.string(), text, "");  // never half a .dat or .gp, no temporary left
 }
 
 std::string data_text(const Chart& chart) {

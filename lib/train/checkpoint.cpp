@@ -1,16 +1,22 @@
-// save_checkpoint / load_checkpoint (train/checkpoint.h), with POSIX calls for fsync.
+// save_checkpoint / load_checkpoint (train/checkpoint.h); the atomic write is core/atomic_file.h's.
 #include "train/checkpoint.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <span>
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/file_check.h"
 
@@ -19,7 +25,8 @@ namespace {
 
 constexpr char kMagic[] = "SCALELABCKPT\n";
 constexpr std::size_t kMagicLen = sizeof(kMagic) - 1;
-constexpr int kFormat = 1;
+constexpr int kFormat = 2;          // what save_checkpoint writes
+constexpr int kOldestFormat = 1;    // the oldest load_checkpoint reads (no seed, no training_forwards)
 
 struct Fnv {
   std::uint64_t h = 0xcbf29ce484222325ull;
@@ -29,66 +36,98 @@ struct Fnv {
   }
 };
 
+// The checksummed body, written through an AtomicFile (core/atomic_file.h): a unique temporary
+// beside the checkpoint, removed on any failure, renamed into place by finish().
 class Writer {
  public:
-  Writer(std::string path, const std::function<void(std::size_t)>& after) : path_(std::move(path)), after_(after) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd_ < 0) {
-      throw_parameter(ErrorKind::input, "checkpoint", path_ + ": cannot open for writing (" + std::strerror(errno) +
-                  "); check that the folder exists and is writable");
-    }
-  }
-  ~Writer() {
-    if (fd_ >= 0) ::close(fd_);
-  }
+  Writer(const std::string& path, const std::function<void(std::size_t)>& after) : file_(path, "checkpoint"), after_(after) {}
   void write(const void* p, std::size_t n) {
     fnv_.add(p, n);
     raw(p, n);
   }
   void raw(const void* p, std::size_t n) {
     const auto* b = static_cast<const char*>(p);
-    while (n > 0) {
-      const ssize_t w = ::write(fd_, b, std::min<std::size_t>(n, 1 << 20));
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        throw_parameter(ErrorKind::runtime, "checkpoint", path_ + ": write failed (" + std::strerror(errno) + ")");
-      }
-      b += w;
-      n -= static_cast<std::size_t>(w);
-      written_ += static_cast<std::size_t>(w);
+    while (n > 0) {  // in blocks, so a test can stop the writer mid-file
+      const std::size_t k = std::min<std::size_t>(n, 1 << 20);
+      file_.write(b, k);
+      b += k;
+      n -= k;
+      written_ += k;
       if (after_) after_(written_);
     }
   }
   void finish() {
     const std::uint64_t sum = fnv_.h;
     raw(&sum, sizeof sum);
-    if (::fsync(fd_) != 0) throw_parameter(ErrorKind::runtime, "checkpoint", path_ + ": fsync failed (" + std::strerror(errno) + ")");
-    if (::close(fd_) != 0) throw_parameter(ErrorKind::runtime, "checkpoint", path_ + ": close failed (" + std::strerror(errno) + ")");
-    fd_ = -1;
+    file_.commit();
   }
 
  private:
-  std::string path_;
+  AtomicFile file_;
   const std::function<void(std::size_t)>& after_;
-  int fd_ = -1;
   Fnv fnv_;
   std::size_t written_ = 0;
 };
 
-void fsync_folder(const std::filesystem::path& file) {
-  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
+// The first non-finite value of `values`, by name, or empty: a checkpoint never holds NaN or inf.
+std::string non_finite(std::span<const float> values, const char* what) {
+  for (const float v : values) {
+    if (!std::isfinite(v)) return what;
   }
+  return "";
 }
 
 }  // namespace
 
+CheckpointLock::CheckpointLock(const std::string& path) : lock_path_(path + ".lock") {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      throw_parameter(ErrorKind::input, "checkpoint",
+                      path + ": cannot create its lock file " + lock_path_ + " (" + std::strerror(errno) +
+                          "); check that the folder is writable");
+    }
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      char text[32] = {};
+      const ssize_t n = ::pread(fd_, text, sizeof text - 1, 0);
+      ::close(fd_);
+      fd_ = -1;
+      const std::string pid = n > 0 ? std::string(text, static_cast<std::size_t>(n)) : "unknown";
+      throw_parameter(ErrorKind::usage, "checkpoint",
+                      path + ": in use by another job (pid " + pid.substr(0, pid.find('\n')) +
+                          "); give each job its own checkpoint file");
+    }
+    // The holder before us may have removed the file between our open and our lock: the lock
+    // counts only on the file that is still at the path.
+    struct stat held {}, now {};
+    if (::fstat(fd_, &held) == 0 && ::stat(lock_path_.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
+        held.st_dev == now.st_dev) {
+      const std::string pid = std::to_string(::getpid()) + "\n";
+      if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
+      return;
+    }
+    ::close(fd_);
+    fd_ = -1;
+  }
+  throw_parameter(ErrorKind::runtime, "checkpoint", path + ": could not take the lock " + lock_path_);
+}
+
+CheckpointLock::~CheckpointLock() {
+  if (fd_ < 0) return;
+  ::unlink(lock_path_.c_str());  // while still holding it: a waiting job then retries on a new file
+  ::close(fd_);
+}
+
 void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const nn::ParameterSet& params,
                      const optim::Optimizer& optimizer, const std::function<void(std::size_t)>& after_bytes) {
-  check_output_file(path, "checkpoint");
+  for (const std::string& bad : {non_finite(params.values(), "parameters"), non_finite(params.state(), "running statistics"),
+                                 non_finite(optimizer.state(), "optimizer state")}) {
+    if (!bad.empty()) {
+      throw_parameter(ErrorKind::runtime, "checkpoint",
+                      path + ": not written: the " + bad + " hold NaN or infinite values (training diverged; the "
+                      "previous checkpoint, if any, is kept)");
+    }
+  }
   const nlohmann::json header = {{"format", kFormat},
                                  {"model", meta.model},
                                  {"layout", params.layout_signature()},
@@ -98,24 +137,19 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const 
                                  {"optimizer_state", optimizer.state().size()},
                                  {"optimizer_steps", optimizer.step_count()},
                                  {"epochs_done", meta.counters.epochs_done},
-                                 {"global_step", meta.counters.global_step}};
+                                 {"global_step", meta.counters.global_step},
+                                 {"training_forwards", meta.counters.training_forwards},
+                                 {"seed", meta.seed}};
   const std::string text = header.dump();
-  const std::string tmp = path + ".tmp";
-  {
-    Writer w(tmp, after_bytes);
-    w.write(kMagic, kMagicLen);
-    const std::uint64_t len = text.size();
-    w.write(&len, sizeof len);
-    w.write(text.data(), text.size());
-    w.write(params.values().data(), params.values().size_bytes());
-    w.write(params.state().data(), params.state().size_bytes());
-    w.write(optimizer.state().data(), optimizer.state().size_bytes());
-    w.finish();
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw_parameter(ErrorKind::runtime, "checkpoint", path + ": cannot rename " + tmp + " into place (" + std::strerror(errno) + ")");
-  }
-  fsync_folder(path);
+  Writer w(path, after_bytes);
+  w.write(kMagic, kMagicLen);
+  const std::uint64_t len = text.size();
+  w.write(&len, sizeof len);
+  w.write(text.data(), text.size());
+  w.write(params.values().data(), params.values().size_bytes());
+  w.write(params.state().data(), params.state().size_bytes());
+  w.write(optimizer.state().data(), optimizer.state().size_bytes());
+  w.finish();
 }
 
 CheckpointMeta load_checkpoint(const std::string& path, const std::string& model, nn::ParameterSet& params,
@@ -143,7 +177,11 @@ CheckpointMeta load_checkpoint(const std::string& path, const std::string& model
   } catch (const nlohmann::json::exception& e) {
     bad(std::string("unreadable header (") + e.what() + ")");
   }
-  if (header.value("format", 0) != kFormat) bad("checkpoint format " + header.value("format", nlohmann::json(0)).dump() + " is not " + std::to_string(kFormat));
+  const int format = header.value("format", 0);
+  if (format < kOldestFormat || format > kFormat) {
+    bad("checkpoint format " + header.value("format", nlohmann::json(0)).dump() + " is not one this scalelab reads (" +
+        std::to_string(kOldestFormat) + " to " + std::to_string(kFormat) + "); start afresh or use the scalelab that wrote it");
+  }
   const std::string ck_model = header.value("model", "");
   if (ck_model != model) bad("holds model '" + ck_model + "' but this run's model is '" + model + "'");
   if (header.value("layout", "") != params.layout_signature()) {
@@ -163,7 +201,12 @@ CheckpointMeta load_checkpoint(const std::string& path, const std::string& model
   std::memcpy(params.state().data(), bytes.data() + body + nv, ns);
   std::memcpy(optimizer.state().data(), bytes.data() + body + nv + ns, no);
   optimizer.set_step_count(header.value("optimizer_steps", std::int64_t{0}));
-  CheckpointMeta meta{ck_model, ck_opt, {header.value("epochs_done", std::int64_t{0}), header.value("global_step", std::int64_t{0})}};
+  CheckpointMeta meta{ck_model,
+                      ck_opt,
+                      {header.value("epochs_done", std::int64_t{0}), header.value("global_step", std::int64_t{0}),
+                       format >= 2 ? header.value("training_forwards", std::int64_t{0}) : std::int64_t{-1}},
+                      header.value("seed", std::uint64_t{0}),
+                      format};
   return meta;
 }
 

@@ -51,6 +51,10 @@ class Engine {
   virtual void load_from_host() = 0;
   // Copy what the engine computed back into the host copies (before a checkpoint, at the end).
   virtual void store_to_host() = 0;
+  // The model's random streams (Dropout's, per rank) moved on as `forwards` training forwards
+  // since the start would have: after --resume, the masks continue where the checkpointed run's
+  // stood, so a resumed run equals an uninterrupted one.
+  virtual void skip_random(std::uint64_t forwards) = 0;
 
   virtual void zero_grad() = 0;
   // Forward of n samples (NCHW floats in host memory, valid until backward returns).

@@ -20,6 +20,7 @@ class CpuEngine final : public Engine {
   [[nodiscard]] optim::Optimizer& optimizer() override { return *optimizer_; }
   void load_from_host() override {}
   void store_to_host() override {}
+  void skip_random(std::uint64_t forwards) override { model_->skip_random(forwards); }
   void zero_grad() override { model_->zero_grad(); }
   void forward(const float* images, std::size_t n, bool training) override;
   void backward(const std::int32_t* labels, std::size_t n, float grad_scale, bool last_pass) override;

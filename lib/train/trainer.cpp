@@ -12,11 +12,13 @@
 
 #include "comm/consistency.h"
 #include "core/error.h"
+#include "core/output_path.h"
 #include "core/timer.h"
 #include "data/loader.h"
 #include "data/sampler.h"
 #include "nn/compute.h"
 #include "train/checkpoint.h"
+#include "train/divergence.h"
 #include "train/progress.h"
 #include "train/replicate.h"
 #include "train/timeline.h"
@@ -42,6 +44,11 @@ nn::Shape sample_shape(const data::Dataset& d) {
 
 Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::move(config)), comm_(comm) {
   config_.validate();
+  if (comm_.rank() == 0) {  // the writer checks its files now, not after the first epoch
+    check_output_file("checkpoint", config_.checkpoint);
+    check_output_file("timeline", config_.timeline);
+    if (!config_.checkpoint.empty()) checkpoint_lock_ = std::make_unique<CheckpointLock>(config_.checkpoint);
+  }
   nn::set_compute_threads(config_.threads);
   data::DatasetSplits splits = data::load_dataset(config_.dataset);
   train_ = std::move(splits.train);
@@ -99,14 +106,28 @@ TrainResult Trainer::run() {
   comm::require_same(comm_, batch, "batch_size", "ranks disagree");
   comm::require_same(comm_, static_cast<std::uint64_t>(passes), "backward_passes_per_step", "ranks disagree");
   comm::require_same(comm_, steps, "max_steps", "ranks disagree on the steps per epoch");
-  std::int64_t counters[2] = {0, 0};  // epochs done, global step
+  std::int64_t counters[3] = {0, 0, 0};  // epochs done, global step, training forwards per rank
   if (rank == 0 && !config_.resume.empty()) {
     const CheckpointMeta meta = load_checkpoint(config_.resume, config_.model, params, optimizer);
+    if (meta.format >= 2 && meta.seed != config_.seed) {
+      throw_parameter(ErrorKind::usage, "seed",
+                      fmt::format("{}: {} was trained with seed {}; resume with the same seed (the data order and "
+                                  "dropout masks continue from it)", config_.seed, config_.resume, meta.seed));
+    }
     counters[0] = meta.counters.epochs_done;
     counters[1] = meta.counters.global_step;
+    // A format-1 checkpoint did not record it: every step so far ran `passes` forwards.
+    counters[2] = meta.counters.training_forwards >= 0 ? meta.counters.training_forwards : counters[1] * passes;
   }
-  broadcast_from_rank0(comm_, params, optimizer, counters, 2);
+  broadcast_from_rank0(comm_, params, optimizer, counters, 3);
+  if (counters[0] >= config_.epochs) {  // every rank has the counters now: every rank stops here
+    throw_parameter(ErrorKind::usage, "epochs",
+                    fmt::format("{}: {} already holds {} epoch{}; give a total above {} to train on", config_.epochs,
+                                config_.resume, counters[0], counters[0] == 1 ? "" : "s", counters[0]));
+  }
   engine_->load_from_host();
+  engine_->skip_random(static_cast<std::uint64_t>(counters[2]));
+  std::int64_t training_forwards = counters[2];
 
   data::ShardedSampler sampler(train_->size(), ranks, rank, config_.seed, true);
   data::BatchLoader loader(*train_, batch, config_.loader_workers, config_.prefetch);
@@ -140,6 +161,7 @@ TrainResult Trainer::run() {
 
   comm_.barrier();
   StallWatchdog watchdog(config_.stall_timeout_s, rank);
+  DivergenceCheck divergence(comm_);
   const double t_start = now_seconds();
   timeline.start(t_start);
   std::int64_t global_step = counters[1];
@@ -176,12 +198,14 @@ TrainResult Trainer::run() {
       allreduce_s += t4 - t3;
       lr_now = lr_at_(static_cast<long>(global_step));
       engine_->step(static_cast<float>(lr_now));
+      training_forwards += passes;
       const double t5 = now_seconds();
       timeline.span(Phase::optimizer, t4, t5);
       ++global_step;
       watchdog.beat("optimizer", global_step);
       if (s + 1 == skip) timed_t0 = t5;
       const Tally t = engine_->peek_train_tally();
+      divergence.after_step(t.loss_sum, global_step, epoch + 1, lr_now);
       if (t.samples > 0) progress.update(s + 1, t.loss_sum / t.samples, t.correct / t.samples);
     }
     const Tally tally = engine_->train_tally();
@@ -224,7 +248,8 @@ TrainResult Trainer::run() {
     if (rank == 0 && !config_.checkpoint.empty()) {
       const double c0 = now_seconds();
       engine_->store_to_host();
-      save_checkpoint(config_.checkpoint, {config_.model, optimizer.name(), {epoch + 1, global_step}}, params, optimizer);
+      save_checkpoint(config_.checkpoint, {config_.model, optimizer.name(), {epoch + 1, global_step, training_forwards}, config_.seed},
+                      params, optimizer);
       timeline.span(Phase::checkpoint, c0, now_seconds());
     }
     watchdog.beat("epoch end", global_step);

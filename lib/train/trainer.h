@@ -5,7 +5,8 @@
 //   3. each epoch, the ShardedSampler gives this rank its shard and the BatchLoader prefetches it
 //      (data/); each step runs backward_passes_per_step micro-batches of forward + backward,
 //      accumulating gradients, then the gradients are averaged across ranks and the optimizer
-//      steps with the lr of this global step;
+//      steps with the lr of this global step; a loss that turned NaN or infinite stops every rank
+//      at that step (train/divergence.h);
 //   4. after each epoch: metrics averaged over ranks, test-set evaluation (sharded, reduced),
 //      rank 0 prints the Keras line and images/sec, writes the checkpoint and the records.
 // The arithmetic of steps 3 and 4 (forward, backward, averaging, optimizer, evaluation) is the
@@ -40,6 +41,8 @@ struct TrainResult {
   std::string averaging;            // Engine::averaging()
   std::string device;               // Engine::device()
 };
+
+class CheckpointLock;  // train/checkpoint.h
 
 class Trainer {
  public:
@@ -76,6 +79,7 @@ class Trainer {
   std::unique_ptr<data::Dataset> train_;
   std::unique_ptr<data::Dataset> test_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<CheckpointLock> checkpoint_lock_;  // rank 0's, for the job's life
   std::size_t steps_per_epoch_ = 0;
   std::function<double(long)> lr_at_;
   std::function<void(const EpochRecord&)> on_epoch_;

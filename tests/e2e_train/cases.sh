@@ -53,7 +53,50 @@ case $CASE in
     "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 3 --max-steps 20 --batch-size 32 \
         --json r.json --resume ck.bin --algo ring > resume.txt 2>&1 || { cat resume.txt; fail "resume"; }
     grep -q "resumed from ck.bin: 2 epochs done" resume.txt || fail "resume message"
-    [ "$(json r.json "[e['epoch'] for e in d['epochs']]")" = "[3]" ] || fail "only epoch 3 trained" ;;
+    [ "$(json r.json "[e['epoch'] for e in d['epochs']]")" = "[3]" ] || fail "only epoch 3 trained"
+    # --epochs not above the epochs the checkpoint holds has nothing to train: an error naming both.
+    expect_error 2 "^error: --epochs 2: ck.bin already holds 2 epochs; give a total above 2 to train on$" -- \
+        "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 2 --max-steps 20 --batch-size 32 \
+        --resume ck.bin --json e.json
+    [ "$(json e.json "d['complete']")" = False ] || fail "the record of a run that trained nothing says complete" ;;
+  diverged)
+    # A learning rate far too high: every rank stops at the step the loss turns NaN, the record
+    # does not say complete, and the checkpoint of the last good epoch is kept.
+    "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 1 --max-steps 10 --batch-size 32 \
+        --no-eval --optimizer sgd --lr 0.01 --checkpoint ck.bin > good.txt 2>&1 || { cat good.txt; fail "a good epoch"; }
+    cp ck.bin good.bin
+    start=$(date +%s)
+    expect_error 2 "^error: --lr: the loss became NaN at step [0-9]* (epoch 2): the learning rate 1e+09 is probably too high; lower it$" -- \
+        "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 3 --max-steps 10 --batch-size 32 \
+        --no-eval --optimizer sgd --lr 1e9 --resume ck.bin --checkpoint ck.bin --json nan.json
+    [ $(( $(date +%s) - start )) -le 60 ] || fail "took over 60 s to stop (a rank hung?)"
+    cmp -s ck.bin good.bin || fail "the good checkpoint was overwritten"
+    [ "$(json nan.json "(d['complete'], len(d['epochs']))")" = "(False, 0)" ] || fail "the record says complete"
+    expect_error 2 "^error: --lr: the loss became NaN at step [0-9]* (epoch 1)" -- \
+        "$SCALELAB" train --dataset synthetic --model mlp --max-steps 20 --batch-size 32 --no-eval --optimizer sgd --lr 1e9 ;;
+  resume_cnn_exact)
+    # The cnn's dropout masks and the data order continue across --resume: 2 epochs, then resumed
+    # to 3, writes the same checkpoint (parameters, optimizer state, counters) as 3 uninterrupted.
+    A="--dataset synthetic --model cnn --max-steps 4 --batch-size 16 --no-eval --quiet"
+    "$SCALELAB" run -np 2 -- train $A --epochs 3 --checkpoint straight.bin --json s.json > out.txt 2>&1 || { cat out.txt; fail "3 epochs"; }
+    "$SCALELAB" run -np 2 -- train $A --epochs 2 --checkpoint part.bin > out.txt 2>&1 || { cat out.txt; fail "2 epochs"; }
+    "$SCALELAB" run -np 2 -- train $A --epochs 3 --resume part.bin --checkpoint resumed.bin --json r.json > out.txt 2>&1 \
+        || { cat out.txt; fail "resume to 3"; }
+    [ "$(json s.json "repr(d['epochs'][2]['loss'])")" = "$(json r.json "repr(d['epochs'][0]['loss'])")" ] || fail "epoch 3 losses differ"
+    cmp straight.bin resumed.bin || fail "the resumed run's checkpoint differs from the uninterrupted run's"
+    expect_error 2 "^error: --seed 7: part.bin was trained with seed 42; resume with the same seed" -- \
+        "$SCALELAB" train $A --epochs 3 --resume part.bin --seed 7 ;;
+  checkpoint_in_use)
+    # A second job given a checkpoint file that a running job writes is refused at once.
+    "$SCALELAB" train --dataset synthetic --model cnn --batch-size 16 --max-steps 100000 --no-eval --quiet \
+        --checkpoint ck.bin > first.txt 2>&1 &
+    first=$!
+    for i in $(seq 1 60); do [ -f ck.bin.lock ] && break; sleep 0.5; done
+    [ -f ck.bin.lock ] || { kill $first; fail "the first job never took the lock"; }
+    expect_error 2 "^error: --checkpoint ck.bin: in use by another job (pid $first); give each job its own checkpoint file$" -- \
+        "$SCALELAB" train --dataset synthetic --model mlp --max-steps 2 --no-eval --checkpoint ck.bin
+    kill $first; wait $first
+    ;;
   schedule_bad_input)
     expect_error 2 "^error: --lr-schedule nosuch: unknown value; use one of constant, step, cosine, polynomial$" -- \
         "$SCALELAB" train --dataset synthetic --lr-schedule nosuch
@@ -75,7 +118,11 @@ case $CASE in
     # Every numeric training option is range-checked before anything starts, naming the flag.
     expect_error 2 "^error: --momentum 1: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum 1
     expect_error 2 "^error: --momentum nan: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum nan
+    expect_error 2 "^error: --momentum -5: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum -5
+    expect_error 2 "^error: --momentum 5: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum 5
     expect_error 2 "^error: --weight-decay -0.1: give 0 or more" -- "$SCALELAB" train --weight-decay -0.1
+    expect_error 2 "^error: --weight-decay nan: give 0 or more" -- "$SCALELAB" train --weight-decay nan
+    expect_error 2 "^error: --lr nan: the learning rate must be a positive finite number" -- "$SCALELAB" train --lr nan
     expect_error 2 "^error: --lr inf: the learning rate must be a positive finite number" -- "$SCALELAB" train --lr inf
     expect_error 2 "^error: --threads 0: use at least one compute thread" -- "$SCALELAB" train --threads 0
     expect_error 2 "^error: --epochs 0: train at least one epoch" -- "$SCALELAB" train --epochs 0
@@ -181,6 +228,13 @@ case $CASE in
     # The training options given reach every run as given (here --max-steps and --bucket-cap).
     json scale.json "'--max-steps' in d['train_args'] and '--bucket-cap' in d['train_args']" | grep -q True \
         || fail "train options passed on" ;;
+  lab_bad_input)
+    # The lab's output places are checked before its first step; stray words are refused.
+    expect_error 2 "^error: lab1: --out /proc/x: cannot create the folder" -- "$LAB1" --out /proc/x
+    touch afile
+    expect_error 2 "^error: lab1: --out afile: is a file, not a folder" -- "$LAB1" --out afile
+    expect_error 2 "^error: lab1: --json /proc/x.json: cannot create files in /proc" -- "$LAB1" --json /proc/x.json --out lab
+    expect_error 2 "^error: lab1: unexpected argument 'extra'" -- "$LAB1" extra ;;
   lab1_quick)
     "$LAB1" --quick --dataset synthetic --out lab --json lab.json || fail "lab1 --quick"
     json lab.json "[s['status'] for s in d['steps']]" | grep -q "'passed', 'passed', 'passed', 'passed', 'passed'" || fail "steps"

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 
 #include "comm/local.h"
@@ -113,6 +115,55 @@ TEST(Trainer, ResumingFromACheckpointContinuesExactly) {
   fs::remove(ckpt);
 }
 
+// The cnn draws dropout masks every training forward, a stream per rank: a resumed run continues
+// those streams (and the sampler's order) where the checkpointed run left them, so stopping after
+// epoch 2 and resuming to 3 gives the parameters and losses of an uninterrupted 3-epoch run, bit
+// for bit, at 1 and 2 ranks.
+TEST(Trainer, ResumingACnnWithDropoutContinuesItsRandomStreamsExactly) {
+  for (const int ranks : {1, 2}) {
+    const fs::path ckpt = fs::temp_directory_path() / ("scalelab_resume_cnn_" + std::to_string(::getpid()));
+    TrainConfig c = small_config();
+    c.model = "cnn";
+    c.optimizer = "adam";
+    c.lr = 0.001;
+    c.max_steps = 4;
+    c.evaluate = false;
+    c.epochs = 3;
+    const RunOutcome straight = train_on(ranks, c);
+    c.epochs = 2;
+    c.checkpoint = ckpt.string();
+    (void)train_on(ranks, c);
+    c.epochs = 3;
+    c.resume = ckpt.string();
+    const RunOutcome resumed = train_on(ranks, c);
+    ASSERT_EQ(resumed.results[0].epochs.size(), 1u);
+    EXPECT_EQ(resumed.results[0].epochs[0].loss, straight.results[0].epochs[2].loss) << ranks << " ranks";
+    for (int r = 0; r < ranks; ++r) EXPECT_EQ(resumed.params[r], straight.params[0]) << ranks << " ranks, rank " << r;
+    fs::remove(ckpt);
+  }
+}
+
+TEST(Trainer, ResumingWithAnotherSeedIsAUsageErrorNamingTheSeed) {
+  const fs::path ckpt = fs::temp_directory_path() / ("scalelab_resume_seed_" + std::to_string(::getpid()));
+  TrainConfig c = small_config();
+  c.max_steps = 2;
+  c.evaluate = false;
+  c.checkpoint = ckpt.string();
+  (void)train_on(1, c);
+  c.checkpoint.clear();
+  c.resume = ckpt.string();
+  c.epochs = 2;
+  c.seed = 7;
+  try {
+    (void)train_on(1, c);
+    FAIL() << "resumed with another seed";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.parameter(), "seed");
+    EXPECT_NE(std::string(e.what()).find("was trained with seed 42"), std::string::npos) << e.what();
+  }
+  fs::remove(ckpt);
+}
+
 TEST(Trainer, RanksWithDifferentModelsAreNamed) {
   try {
     comm::run_local(2, [&](comm::Communicator& comm) {
@@ -139,4 +190,44 @@ TEST(Trainer, BatchLargerThanTheShardIsAUsageError) {
     EXPECT_EQ(e.exit_code(), 2);
     EXPECT_NE(std::string(e.what()).find("320 training samples"), std::string::npos) << e.what();
   }
+}
+
+// A learning rate far too high turns the loss NaN within a few steps: every rank stops at the same
+// step with one error naming the step and the lr, and the checkpoint of the last good epoch stays.
+TEST(Trainer, DivergingLossStopsEveryRankAndKeepsTheLastGoodCheckpoint) {
+  const fs::path ckpt = fs::temp_directory_path() / ("scalelab_diverge_" + std::to_string(::getpid()));
+  TrainConfig c = small_config();
+  c.checkpoint = ckpt.string();
+  (void)train_on(2, c);  // one good epoch
+  std::ifstream in(ckpt, std::ios::binary);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(good.empty());
+  c.resume = ckpt.string();
+  c.epochs = 2;
+  c.lr = 1e9;
+  std::mutex m;
+  std::vector<std::string> errors;
+  try {
+    comm::run_local(2, [&](comm::Communicator& comm) {
+      Trainer t(c, comm);
+      try {
+        (void)t.run();
+      } catch (const Error& e) {
+        const std::lock_guard lock(m);
+        errors.emplace_back(e.what());
+        throw;
+      }
+    });
+    FAIL() << "a NaN loss trained on";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_EQ(e.parameter(), "lr");
+  }
+  ASSERT_EQ(errors.size(), 2u);  // both ranks stopped, at the same step
+  EXPECT_EQ(errors[0], errors[1]);
+  EXPECT_NE(errors[0].find("the loss became NaN at step "), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("(epoch 2): the learning rate 1e+09 is probably too high"), std::string::npos) << errors[0];
+  std::ifstream again(ckpt, std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()), good);
+  fs::remove(ckpt);
 }

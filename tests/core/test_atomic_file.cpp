@@ -1,0 +1,133 @@
+// Atomic writes: the target is replaced whole or not at all, and the temporary never stays behind,
+// whether the write is abandoned, the disk refuses the bytes (a file-size limit stands in for a
+// full disk) or two writers share the target.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/results.h"
+
+namespace fs = std::filesystem;
+using namespace scalelab;
+
+namespace {
+
+fs::path fresh_folder(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("scalelab_atomic_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::size_t files_in(const fs::path& d) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(d)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(AtomicFile, CommitReplacesTheTargetAndLeavesOnlyIt) {
+  const fs::path d = fresh_folder("commit");
+  std::ofstream(d / "a.json") << "old";
+  write_file_atomically((d / "a.json").string(), "new text", "json");
+  EXPECT_EQ(read_all(d / "a.json"), "new text");
+  EXPECT_EQ(files_in(d), 1u);
+  fs::remove_all(d);
+}
+
+TEST(AtomicFile, AnAbandonedWriteRemovesItsTemporary) {
+  const fs::path d = fresh_folder("abandon");
+  std::ofstream(d / "a.json") << "old";
+  {
+    AtomicFile f((d / "a.json").string(), "json");
+    f.write("half", 4);
+    EXPECT_TRUE(fs::exists(f.temp_path()));
+    EXPECT_EQ(f.temp_path().rfind((d / "a.json.tmp.").string(), 0), 0u) << f.temp_path();
+  }  // an exception between writes ends here the same way
+  EXPECT_EQ(read_all(d / "a.json"), "old");
+  EXPECT_EQ(files_in(d), 1u);
+  fs::remove_all(d);
+}
+
+TEST(AtomicFile, TwoWritersOfOneTargetUseTheirOwnTemporaries) {
+  const fs::path d = fresh_folder("two");
+  AtomicFile a((d / "ck.bin").string(), "checkpoint");
+  AtomicFile b((d / "ck.bin").string(), "checkpoint");
+  EXPECT_NE(a.temp_path(), b.temp_path());
+  a.write("aaaa", 4);
+  b.write("bb", 2);
+  a.commit();
+  EXPECT_EQ(read_all(d / "ck.bin"), "aaaa");
+  b.commit();
+  EXPECT_EQ(read_all(d / "ck.bin"), "bb");
+  EXPECT_EQ(files_in(d), 1u);
+  fs::remove_all(d);
+}
+
+// A write the disk refuses (here a 4 KiB file-size limit, in a child process, as a full disk
+// would): an error naming the parameter and the target, the temporary removed, the target intact.
+TEST(AtomicFile, ARefusedWriteRemovesTheTemporaryAndKeepsTheTarget) {
+  const fs::path d = fresh_folder("refused");
+  std::ofstream(d / "a.json") << "old";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit small{4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    try {
+      write_file_atomically((d / "a.json").string(), std::string(100000, 'x'), "json");
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      ::_exit(m.find("json " + (d / "a.json").string() + ": write failed") == 0 ? 7 : 8);
+    }
+    ::_exit(9);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  EXPECT_EQ(read_all(d / "a.json"), "old");
+  EXPECT_EQ(files_in(d), 1u);
+  fs::remove_all(d);
+}
+
+// The same through write_json_file, which every --json option uses.
+TEST(AtomicFile, ARefusedJsonWriteLeavesNoTemporary) {
+  const fs::path d = fresh_folder("json");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit small{4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    try {
+      write_json_file((d / "r.json").string(), nlohmann::json{{"text", std::string(100000, 'x')}});
+    } catch (const Error&) {
+      ::_exit(7);
+    }
+    ::_exit(9);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  EXPECT_EQ(files_in(d), 0u);
+  fs::remove_all(d);
+}
