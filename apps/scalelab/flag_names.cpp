@@ -31,6 +31,8 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"decay", "--lr-schedule"},
     {"device", "--device"},
     {"epochs", "--epochs"},
+    {"evaluate", "evaluation (--no-eval)"},
+    {"fp16_allreduce", "--fp16-allreduce"},
     {"gpus", "--gpus"},
     {"interval_s", "--gpu-monitor-interval"},
     {"iters", "-n/--iters"},
@@ -83,8 +85,10 @@ std::string flag_for(std::string_view parameter) {
 }
 
 std::string cli_message(const Error& e) {
-  const std::string flag = flag_for(e.parameter());
-  return flag.empty() ? std::string(e.what()) : e.message_as(flag);
+  return e.message_with([](const std::string& parameter) {
+    const std::string flag = flag_for(parameter);
+    return flag.empty() ? parameter : flag;
+  });
 }
 
 }  // namespace scalelab::cli

@@ -218,46 +218,37 @@ Summary summarize(const std::vector<Row>& rows) {
   return s;
 }
 
-// FNV-1a: a number standing for a name, for the cross-rank agreement check.
-std::uint64_t fingerprint(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
-
 }  // namespace
 
 void require_same_options(comm::Communicator& comm, const BenchOptions& o) {
   std::string types, ops;
-  for (const DataType t : o.types) types += std::string(comm::name_of(t)) + ",";
-  for (const ReduceOp op : o.ops) ops += std::string(comm::name_of(op)) + ",";
-  const struct {
-    std::uint64_t value;
-    const char* parameter;  // BenchOptions' name for it
-  } checks[] = {
-      {static_cast<std::uint64_t>(o.collective), "collective"},
-      {o.sweep.min_bytes, "min_bytes"},
-      {o.sweep.max_bytes, "max_bytes"},
-      {o.sweep.step_factor, "step_factor"},
-      {o.sweep.step_bytes, "step_bytes"},
-      {fingerprint(types), "types"},
-      {fingerprint(ops), "ops"},
-      {static_cast<std::uint64_t>(o.root), "root"},
-      {static_cast<std::uint64_t>(o.iters), "iters"},
-      {static_cast<std::uint64_t>(o.warmup_iters), "warmup_iters"},
-      {static_cast<std::uint64_t>(o.check), "check"},
-      {static_cast<std::uint64_t>(o.compare), "compare"},
-      {fingerprint(o.algorithm), "algorithm"},
-  };
-  for (const auto& c : checks) {
-    try {
-      comm::require_same(comm, c.value, c.parameter, "ranks disagree");
-    } catch (const Error& e) {
-      // Ranks launched with different command lines: a usage problem the user fixes (exit 2).
-      if (e.kind() == ErrorKind::comm) throw e.as(ErrorKind::usage);  // keeps a peer failure's message too
-      throw;
-    }
+  for (const DataType t : o.types) {
+    if (!types.empty()) types += ',';
+    types += comm::name_of(t);
   }
+  for (const ReduceOp op : o.ops) {
+    if (!ops.empty()) ops += ',';
+    ops += comm::name_of(op);
+  }
+  // Named as BenchOptions names them; ranks launched with different command lines are a usage
+  // problem the user fixes (exit 2).
+  comm::require_same_fields(comm,
+                            {
+                                {"collective", std::string(collectives::name_of(o.collective))},
+                                {"min_bytes", std::to_string(o.sweep.min_bytes)},
+                                {"max_bytes", std::to_string(o.sweep.max_bytes)},
+                                {"step_factor", std::to_string(o.sweep.step_factor)},
+                                {"step_bytes", std::to_string(o.sweep.step_bytes)},
+                                {"types", types},
+                                {"ops", ops},
+                                {"root", std::to_string(o.root)},
+                                {"iters", std::to_string(o.iters)},
+                                {"warmup_iters", std::to_string(o.warmup_iters)},
+                                {"check", o.check ? "1" : "0"},
+                                {"compare", o.compare ? "on" : "off"},
+                                {"algorithm", o.algorithm},
+                            },
+                            ErrorKind::usage);
 }
 
 BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const RowCallback& on_row) {

@@ -17,6 +17,7 @@
 #include "data/sampler.h"
 #include "nn/compute.h"
 #include "train/checkpoint.h"
+#include "train/config_check.h"
 #include "train/progress.h"
 #include "train/replicate.h"
 #include "train/timeline.h"
@@ -94,6 +95,7 @@ TrainResult Trainer::run() {
   const std::size_t steps = steps_per_epoch_;
 
   // Horovod's recipe, steps 1 and 2: same model everywhere, then rank 0's state everywhere.
+  require_same_config(comm_, config_);  // the options first: a differing one is named, not a symptom
   require_same_model(comm_, params);
   comm::require_same(comm_, train_->size(), "dataset", "ranks loaded different numbers of training samples");
   comm::require_same(comm_, batch, "batch_size", "ranks disagree");
