@@ -11,6 +11,7 @@
 #include "bench/buffer.h"
 #include "bench/pattern.h"
 #include "comm/consistency.h"
+#include "comm/watchdog.h"
 #include "core/error.h"
 #include "core/stats.h"
 #include "core/timer.h"
@@ -112,11 +113,26 @@ class Case {
   Buffer send_;                      // this rank's input, never written by a call
 };
 
-// Warm-up, then timed iterations of every variant, alternating which goes first.
-void run_loop(comm::Communicator& comm, const BenchOptions& o, Case& c, const std::vector<Variant*>& variants) {
+// The stall watchdog's name for a call of `c` (a string literal, as StallWatchdog::beat needs).
+const char* phase_of(Collective c) {
+  switch (c) {
+    case Collective::allreduce: return "allreduce";
+    case Collective::broadcast: return "broadcast";
+    case Collective::allgather: return "allgather";
+    case Collective::reduce_scatter: return "reduce-scatter";
+  }
+  return "collective";
+}
+
+// Warm-up, then timed iterations of every variant, alternating which goes first. The watchdog is
+// told of every call and barrier; `step` counts the calls of the whole run.
+void run_loop(comm::Communicator& comm, const BenchOptions& o, Case& c, const std::vector<Variant*>& variants,
+              comm::StallWatchdog& watchdog, std::int64_t& step) {
+  const char* phase = phase_of(o.collective);
   for (int w = 0; w < o.warmup_iters; ++w) {
     for (Variant* v : variants) {
       c.prepare(*v, false);
+      watchdog.beat(phase, ++step);
       c.call(*v);
     }
   }
@@ -126,7 +142,9 @@ void run_loop(comm::Communicator& comm, const BenchOptions& o, Case& c, const st
     for (std::size_t k = 0; k < nv; ++k) {
       Variant& v = *variants[(static_cast<std::size_t>(it) + k) % nv];
       if (v.in_place || checked) c.prepare(v, checked);
+      watchdog.beat("barrier", step);
       comm.barrier();
+      watchdog.beat(phase, ++step);
       const double t0 = now_seconds();
       c.call(v);
       v.times[static_cast<std::size_t>(it)] = now_seconds() - t0;
@@ -165,7 +183,7 @@ Measurement measure(comm::Communicator& comm, const BenchOptions& o, Case& c, Va
 }
 
 Row run_case(comm::Communicator& comm, const BenchOptions& o, Algorithm& algo, Algorithm* library, DataType type,
-             ReduceOp op, std::uint64_t size) {
+             ReduceOp op, std::uint64_t size, comm::StallWatchdog& watchdog, std::int64_t& step) {
   Case c(comm, o, type, op, size);
   Row row;
   row.shape = c.shape();
@@ -175,16 +193,19 @@ Row run_case(comm::Communicator& comm, const BenchOptions& o, Algorithm& algo, A
   if (library != nullptr) {
     auto ours = c.make_variant(&algo, false);
     auto lib = c.make_variant(library, false);
-    run_loop(comm, o, c, {ours.get(), lib.get()});
+    run_loop(comm, o, c, {ours.get(), lib.get()}, watchdog, step);
+    watchdog.beat("result exchange", step);
     row.out_of_place = measure(comm, o, c, *ours);
     row.library = measure(comm, o, c, *lib);
     if (row.library->busbw_GBps > 0) row.busbw_ratio = row.out_of_place.busbw_GBps / row.library->busbw_GBps;
   } else {
     auto oop = c.make_variant(&algo, false);
-    run_loop(comm, o, c, {oop.get()});
+    run_loop(comm, o, c, {oop.get()}, watchdog, step);
+    watchdog.beat("result exchange", step);
     row.out_of_place = measure(comm, o, c, *oop);
     auto ip = c.make_variant(&algo, true);
-    run_loop(comm, o, c, {ip.get()});
+    run_loop(comm, o, c, {ip.get()}, watchdog, step);
+    watchdog.beat("result exchange", step);
     row.in_place = measure(comm, o, c, *ip);
   }
   if (o.predictor) {
@@ -273,13 +294,19 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
   }
   const std::vector<ReduceOp> ops = has_reduction(o.collective) ? o.ops : std::vector<ReduceOp>{o.ops.front()};
 
+  if (!(o.stall_timeout_s >= 0) || !std::isfinite(o.stall_timeout_s)) {
+    throw_parameter(ErrorKind::usage, "stall_timeout_s", std::to_string(o.stall_timeout_s) + ": give seconds >= 0 (0: never)");
+  }
+  comm::StallWatchdog watchdog(o.stall_timeout_s, comm.rank(), comm.size(), "the benchmark");
+  std::int64_t step = 0;  // calls so far, for the watchdog's report
+
   BenchResult result;
   result.nranks = comm.size();
   result.backend = comm.backend();
   for (std::size_t t = 0; t < o.types.size(); ++t) {
     for (const ReduceOp op : ops) {
       for (const std::uint64_t size : sizes[t]) {
-        result.rows.push_back(run_case(comm, o, *algo, library.get(), o.types[t], op, size));
+        result.rows.push_back(run_case(comm, o, *algo, library.get(), o.types[t], op, size, watchdog, step));
         if (on_row) on_row(result.rows.back());
       }
     }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "comm/consistency.h"
+#include "comm/watchdog.h"
 #include "core/error.h"
 #include "core/timer.h"
 #include "data/loader.h"
@@ -21,7 +22,6 @@
 #include "train/progress.h"
 #include "train/replicate.h"
 #include "train/timeline.h"
-#include "train/watchdog.h"
 
 namespace scalelab::train {
 
@@ -88,6 +88,7 @@ std::pair<double, double> Trainer::evaluate(std::vector<float>& images, std::vec
 TrainResult Trainer::run() {
   const int rank = comm_.rank();
   const int ranks = comm_.size();
+  comm::StallWatchdog watchdog(config_.stall_timeout_s, rank, ranks, "training");  // beat(): entering a phase
   nn::ParameterSet& params = engine_->model().parameters();
   optim::Optimizer& optimizer = engine_->optimizer();
   const std::size_t batch = config_.batch_size;
@@ -107,6 +108,7 @@ TrainResult Trainer::run() {
     counters[0] = meta.counters.epochs_done;
     counters[1] = meta.counters.global_step;
   }
+  watchdog.beat("broadcast", counters[1]);
   broadcast_from_rank0(comm_, params, optimizer, counters, 2);
   engine_->load_from_host();
 
@@ -140,8 +142,8 @@ TrainResult Trainer::run() {
     if (!preamble_.empty()) progress.line(preamble_);
   }
 
+  watchdog.beat("start barrier", counters[1]);
   comm_.barrier();
-  StallWatchdog watchdog(config_.stall_timeout_s, rank);
   const double t_start = now_seconds();
   timeline.start(t_start);
   std::int64_t global_step = counters[1];
@@ -172,6 +174,7 @@ TrainResult Trainer::run() {
         timeline.span(Phase::backward, t2, now_seconds());
       }
       const double t3 = now_seconds();
+      watchdog.beat("allreduce", global_step);
       engine_->average_gradients();
       const double t4 = now_seconds();
       timeline.span(Phase::allreduce, t3, t4);
@@ -181,7 +184,7 @@ TrainResult Trainer::run() {
       const double t5 = now_seconds();
       timeline.span(Phase::optimizer, t4, t5);
       ++global_step;
-      watchdog.beat("optimizer", global_step);
+      watchdog.beat("compute", global_step);
       if (s + 1 == skip) timed_t0 = t5;
       const Tally t = engine_->peek_train_tally();
       if (t.samples > 0) progress.update(s + 1, t.loss_sum / t.samples, t.correct / t.samples);
@@ -203,15 +206,15 @@ TrainResult Trainer::run() {
     rec.global_batch = global_batch();
     rec.global_step = global_step;
     double sums[3] = {tally.loss_sum, tally.correct, tally.samples};
-    comm_.allreduce(sums, sums, 3, comm::DataType::f64, comm::ReduceOp::sum);
     watchdog.beat("metrics", global_step);
+    comm_.allreduce(sums, sums, 3, comm::DataType::f64, comm::ReduceOp::sum);
     rec.loss = sums[0] / sums[2];
     rec.accuracy = sums[1] / sums[2];
     if (config_.evaluate) {
       const double e0 = now_seconds();
+      watchdog.beat("evaluation", global_step);
       const auto [test_loss, test_accuracy] = evaluate(eval_images, eval_labels);
       const double e1 = now_seconds();
-      watchdog.beat("evaluation", global_step);
       timeline.span(Phase::evaluate, e0, e1);
       rec.test_loss = test_loss;
       rec.test_accuracy = test_accuracy;
@@ -225,6 +228,7 @@ TrainResult Trainer::run() {
                               rec.data_wait_seconds, rec.allreduce_seconds, rec.peak_rss_mib));
     if (rank == 0 && !config_.checkpoint.empty()) {
       const double c0 = now_seconds();
+      watchdog.beat("checkpoint", global_step);
       engine_->store_to_host();
       save_checkpoint(config_.checkpoint, {config_.model, optimizer.name(), {epoch + 1, global_step}}, params, optimizer);
       timeline.span(Phase::checkpoint, c0, now_seconds());
