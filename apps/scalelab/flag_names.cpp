@@ -63,6 +63,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"step_epochs", "--lr-steps"},
     {"step_factor", "-f/--stepfactor"},
     {"step_gamma", "--lr-gamma"},
+    {"sync_batchnorm", "--sync-batchnorm"},
     {"threads", "--threads"},
     {"throughput_skip", "--throughput-skip"},
     {"timeline", "--timeline"},
