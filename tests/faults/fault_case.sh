@@ -13,6 +13,9 @@ set -u
 SCALELAB=$1 MPIEXEC=$2 WORK=$3 KIND=$4 PHASE=$5 SIGNAL=$6 RANKS=$7 STALL=$8
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# The job's temporary files (the stall watchdog's heartbeat folder among them) stay in the case's
+# folder, which the next run of the case removes.
+mkdir -p "$WORK/tmp" && export TMPDIR="$WORK/tmp"
 MARGIN=25  # seconds beyond the stall timeout: start-up and mpirun's clean-up on a loaded machine
 fail() { echo "FAIL: $*"; cleanup; exit 1; }
 cleanup() {
