@@ -3,6 +3,7 @@
 // starts (so a typo is one line, exit 2), then runs lib/bench's harness on every rank; rank 0
 // prints the table and writes --json. Exit 1 when any element is wrong.
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -94,6 +95,8 @@ std::optional<Parsed> parse_bench(const Args& args) {
       ("algo", po::value<std::string>()->default_value(""), "algorithm (default ring, library with --backend nccl; library = the backend's own collective; all = each in turn)")
       ("backend", po::value<std::string>()->default_value("mpi"), "mpi or nccl")
       ("compare", po::bool_switch(), "time --algo and library interleaved, print their busbw ratio")
+      ("stall-timeout", po::value<double>()->default_value(300, "300"),
+       "end a rank after this many seconds without a finished call (a peer stopped or died); 0: never")
       ("json", po::value<std::string>()->default_value(""), "write the results as JSON records to this file")
       ("nthreads,t", po::value<std::string>()->default_value("1"), "threads per process: only 1")
       ("ngpus,g", po::value<std::string>()->default_value("1"), "GPUs per thread: only 1");
@@ -130,6 +133,10 @@ std::optional<Parsed> parse_bench(const Args& args) {
   o.ops = str("op") == "all" ? kAllOps : std::vector<ReduceOp>{comm::parse_reduce_op(str("op"), "-o/--op")};
   o.root = static_cast<int>(non_negative_int(str("root"), "-r/--root"));
   o.compare = (*vm)["compare"].as<bool>();
+  o.stall_timeout_s = (*vm)["stall-timeout"].as<double>();
+  if (!(o.stall_timeout_s >= 0) || !std::isfinite(o.stall_timeout_s)) {
+    throw_usage("--stall-timeout " + std::to_string(o.stall_timeout_s) + ": give seconds >= 0 (0: never)");
+  }
   p.algorithms = chosen_algorithms(o.collective, str("algo"), str("backend"));
   if (o.compare) {
     std::erase(p.algorithms, std::string("library"));

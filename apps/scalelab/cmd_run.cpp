@@ -3,6 +3,8 @@
 //   mpirun -np N --bind-to none [--oversubscribe] [--allow-run-as-root] [--host H] <this scalelab> <subcommand ...>
 // (--oversubscribe when N exceeds the physical cores, or the slots of -H; --allow-run-as-root
 // when run as root), prints it on stderr as "$ mpirun ...", runs it and returns its exit code.
+// SIGTERM, SIGINT and SIGHUP are passed on to mpirun (which ends the ranks); run waits for it and
+// exits with 128 + the signal.
 // --dry-run prints the command on stdout and runs nothing.
 #include <unistd.h>
 
@@ -158,7 +160,7 @@ int cmd_run(const Args& args) {
     throw_runtime("scalelab run: mpirun not found in PATH; install Open MPI (Debian: apt-get install openmpi-bin)");
   }
   std::cerr << shown << std::endl;
-  return run_process(cmd);
+  return run_process(cmd, "", /*forward_signals=*/true);  // SIGTERM/SIGINT end mpirun and its ranks too
 }
 
 }  // namespace scalelab::cli

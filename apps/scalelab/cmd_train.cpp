@@ -7,7 +7,11 @@
 // (lib/optim/schedule.h); --sync-batchnorm installs lib/train's SyncBatchNorm.
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include <fmt/format.h>
+
+#include "comm/consistency.h"
 #include "comm/factory.h"
 #include "commands.h"
 #include "core/results.h"
@@ -66,6 +70,26 @@ std::optional<Parsed> parse_train(const Args& args) {
   return Parsed{read_train_options(*vm), (*vm)["json"].as<std::string>()};
 }
 
+// The options outside TrainConfig that must agree across ranks (the Trainer compares TrainConfig's
+// own): the lr schedule and SyncBatchNorm. Named as ScheduleConfig names them.
+std::vector<comm::NamedValue> agreed_options(const TrainOptions& t) {
+  const optim::ScheduleConfig& s = t.schedule;
+  std::string steps;
+  for (const double e : s.step_epochs) {
+    if (!steps.empty()) steps += ',';
+    steps += fmt::format("{}", e);
+  }
+  return {{"scaling", optim::to_string(s.scaling)},
+          {"reference_batch", std::to_string(s.reference_batch)},
+          {"warmup", optim::to_string(s.warmup)},
+          {"warmup_epochs", fmt::format("{}", s.warmup_epochs)},
+          {"decay", optim::to_string(s.decay)},
+          {"step_epochs", steps},
+          {"step_gamma", fmt::format("{}", s.step_gamma)},
+          {"poly_power", fmt::format("{}", s.poly_power)},
+          {"sync_batchnorm", t.sync_batchnorm ? "on" : "off"}};
+}
+
 }  // namespace
 
 int cmd_train(const Args& args) {
@@ -74,6 +98,7 @@ int cmd_train(const Args& args) {
   const TrainOptions& t = parsed->train;
   monitor::NodeMonitor gpu_monitor(t.gpu_monitor);  // before MPI: without NVML every rank stops here
   auto communicator = comm::make_communicator(t.backend);
+  comm::require_same_fields(*communicator, agreed_options(t));  // collective; exit 2 naming each that differs
   train::Trainer trainer(t.config, *communicator);
   if (t.sync_batchnorm) train::enable_sync_batchnorm(trainer.model(), *communicator);
   optim::ScheduleConfig sc = t.schedule;

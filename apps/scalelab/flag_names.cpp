@@ -33,6 +33,8 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"decay", "--lr-schedule"},
     {"device", "--device"},
     {"epochs", "--epochs"},
+    {"evaluate", "evaluation (--no-eval)"},
+    {"fp16_allreduce", "--fp16-allreduce"},
     {"gpus", "--gpus"},
     {"interval_s", "--gpu-monitor-interval"},
     {"iters", "-n/--iters"},
@@ -65,6 +67,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"step_epochs", "--lr-steps"},
     {"step_factor", "-f/--stepfactor"},
     {"step_gamma", "--lr-gamma"},
+    {"sync_batchnorm", "--sync-batchnorm"},
     {"threads", "--threads"},
     {"throughput_skip", "--throughput-skip"},
     {"timeline", "--timeline"},
@@ -105,8 +108,10 @@ std::string flag_for(std::string_view parameter) {
 }
 
 std::string cli_message(const Error& e, std::string_view command) {
-  const std::string flag = flag_for(e.parameter(), command);
-  return flag.empty() ? std::string(e.what()) : e.message_as(flag);
+  return e.message_with([command](const std::string& parameter) {
+    const std::string flag = flag_for(parameter, command);
+    return flag.empty() ? parameter : flag;
+  });
 }
 
 }  // namespace scalelab::cli

@@ -42,6 +42,7 @@ struct BenchOptions {
   int warmup_iters = 5;                                       // -w
   bool check = true;                                          // -c
   bool compare = false;                                       // --compare: algorithm vs library
+  double stall_timeout_s = 300;                               // --stall-timeout: end a rank after so long without a call finishing; 0: never (per rank, not compared)
   Predictor predictor;                                        // empty: no prediction column
 };
 

@@ -14,6 +14,7 @@
 #include "bench/buffer.h"
 #include "bench/pattern.h"
 #include "comm/consistency.h"
+#include "comm/watchdog.h"
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/stats.h"
@@ -116,11 +117,26 @@ class Case {
   Buffer send_;                      // this rank's input, never written by a call
 };
 
-// Warm-up, then timed iterations of every variant, alternating which goes first.
-void run_loop(comm::Communicator& comm, const BenchOptions& o, Case& c, const std::vector<Variant*>& variants) {
+// The stall watchdog's name for a call of `c` (a string literal, as StallWatchdog::beat needs).
+const char* phase_of(Collective c) {
+  switch (c) {
+    case Collective::allreduce: return "allreduce";
+    case Collective::broadcast: return "broadcast";
+    case Collective::allgather: return "allgather";
+    case Collective::reduce_scatter: return "reduce-scatter";
+  }
+  return "collective";
+}
+
+// Warm-up, then timed iterations of every variant, alternating which goes first. The watchdog is
+// told of every call and barrier; `step` counts the calls of the whole run.
+void run_loop(comm::Communicator& comm, const BenchOptions& o, Case& c, const std::vector<Variant*>& variants,
+              comm::StallWatchdog& watchdog, std::int64_t& step) {
+  const char* phase = phase_of(o.collective);
   for (int w = 0; w < o.warmup_iters; ++w) {
     for (Variant* v : variants) {
       c.prepare(*v, false);
+      watchdog.beat(phase, ++step);
       c.call(*v);
     }
   }
@@ -130,7 +146,9 @@ void run_loop(comm::Communicator& comm, const BenchOptions& o, Case& c, const st
     for (std::size_t k = 0; k < nv; ++k) {
       Variant& v = *variants[(static_cast<std::size_t>(it) + k) % nv];
       if (v.in_place || checked) c.prepare(v, checked);
+      watchdog.beat("barrier", step);
       comm.barrier();
+      watchdog.beat(phase, ++step);
       const double t0 = now_seconds();
       c.call(v);
       v.times[static_cast<std::size_t>(it)] = now_seconds() - t0;
@@ -169,7 +187,7 @@ Measurement measure(comm::Communicator& comm, const BenchOptions& o, Case& c, Va
 }
 
 Row run_case(comm::Communicator& comm, const BenchOptions& o, Algorithm& algo, Algorithm* library, DataType type,
-             ReduceOp op, std::uint64_t size) {
+             ReduceOp op, std::uint64_t size, comm::StallWatchdog& watchdog, std::int64_t& step) {
   Case c(comm, o, type, op, size);
   Row row;
   row.shape = c.shape();
@@ -179,16 +197,19 @@ Row run_case(comm::Communicator& comm, const BenchOptions& o, Algorithm& algo, A
   if (library != nullptr) {
     auto ours = c.make_variant(&algo, false);
     auto lib = c.make_variant(library, false);
-    run_loop(comm, o, c, {ours.get(), lib.get()});
+    run_loop(comm, o, c, {ours.get(), lib.get()}, watchdog, step);
+    watchdog.beat("result exchange", step);
     row.out_of_place = measure(comm, o, c, *ours);
     row.library = measure(comm, o, c, *lib);
     if (row.library->busbw_GBps > 0) row.busbw_ratio = row.out_of_place.busbw_GBps / row.library->busbw_GBps;
   } else {
     auto oop = c.make_variant(&algo, false);
-    run_loop(comm, o, c, {oop.get()});
+    run_loop(comm, o, c, {oop.get()}, watchdog, step);
+    watchdog.beat("result exchange", step);
     row.out_of_place = measure(comm, o, c, *oop);
     auto ip = c.make_variant(&algo, true);
-    run_loop(comm, o, c, {ip.get()});
+    run_loop(comm, o, c, {ip.get()}, watchdog, step);
+    watchdog.beat("result exchange", step);
     row.in_place = measure(comm, o, c, *ip);
   }
   if (o.predictor) {
@@ -220,13 +241,6 @@ Summary summarize(const std::vector<Row>& rows) {
     s.geomean_ratio = std::exp(log_sum / static_cast<double>(ratios.size()));
   }
   return s;
-}
-
-// FNV-1a: a number standing for a name, for the cross-rank agreement check.
-std::uint64_t fingerprint(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
-  return h;
 }
 
 // Refuses sizes whose buffers the ranks on this machine could not all allocate (host memory),
@@ -261,35 +275,33 @@ void check_host_memory(comm::Communicator& comm, const BenchOptions& o, const st
 
 void require_same_options(comm::Communicator& comm, const BenchOptions& o) {
   std::string types, ops;
-  for (const DataType t : o.types) types += std::string(comm::name_of(t)) + ",";
-  for (const ReduceOp op : o.ops) ops += std::string(comm::name_of(op)) + ",";
-  const struct {
-    std::uint64_t value;
-    const char* parameter;  // BenchOptions' name for it
-  } checks[] = {
-      {static_cast<std::uint64_t>(o.collective), "collective"},
-      {o.sweep.min_bytes, "min_bytes"},
-      {o.sweep.max_bytes, "max_bytes"},
-      {o.sweep.step_factor, "step_factor"},
-      {o.sweep.step_bytes, "step_bytes"},
-      {fingerprint(types), "types"},
-      {fingerprint(ops), "ops"},
-      {static_cast<std::uint64_t>(o.root), "root"},
-      {static_cast<std::uint64_t>(o.iters), "iters"},
-      {static_cast<std::uint64_t>(o.warmup_iters), "warmup_iters"},
-      {static_cast<std::uint64_t>(o.check), "check"},
-      {static_cast<std::uint64_t>(o.compare), "compare"},
-      {fingerprint(o.algorithm), "algorithm"},
-  };
-  for (const auto& c : checks) {
-    try {
-      comm::require_same(comm, c.value, c.parameter, "ranks disagree");
-    } catch (const Error& e) {
-      // Ranks launched with different command lines: a usage problem the user fixes (exit 2).
-      if (e.kind() == ErrorKind::comm) throw e.as(ErrorKind::usage);  // keeps a peer failure's message too
-      throw;
-    }
+  for (const DataType t : o.types) {
+    if (!types.empty()) types += ',';
+    types += comm::name_of(t);
   }
+  for (const ReduceOp op : o.ops) {
+    if (!ops.empty()) ops += ',';
+    ops += comm::name_of(op);
+  }
+  // Named as BenchOptions names them; ranks launched with different command lines are a usage
+  // problem the user fixes (exit 2).
+  comm::require_same_fields(comm,
+                            {
+                                {"collective", std::string(collectives::name_of(o.collective))},
+                                {"min_bytes", std::to_string(o.sweep.min_bytes)},
+                                {"max_bytes", std::to_string(o.sweep.max_bytes)},
+                                {"step_factor", std::to_string(o.sweep.step_factor)},
+                                {"step_bytes", std::to_string(o.sweep.step_bytes)},
+                                {"types", types},
+                                {"ops", ops},
+                                {"root", std::to_string(o.root)},
+                                {"iters", std::to_string(o.iters)},
+                                {"warmup_iters", std::to_string(o.warmup_iters)},
+                                {"check", o.check ? "1" : "0"},
+                                {"compare", o.compare ? "on" : "off"},
+                                {"algorithm", o.algorithm},
+                            },
+                            ErrorKind::usage);
 }
 
 BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const RowCallback& on_row) {
@@ -321,13 +333,19 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
   }
   const std::vector<ReduceOp> ops = has_reduction(o.collective) ? o.ops : std::vector<ReduceOp>{o.ops.front()};
 
+  if (!(o.stall_timeout_s >= 0) || !std::isfinite(o.stall_timeout_s)) {
+    throw_parameter(ErrorKind::usage, "stall_timeout_s", std::to_string(o.stall_timeout_s) + ": give seconds >= 0 (0: never)");
+  }
+  comm::StallWatchdog watchdog(o.stall_timeout_s, comm.rank(), comm.size(), "the benchmark");
+  std::int64_t step = 0;  // calls so far, for the watchdog's report
+
   BenchResult result;
   result.nranks = comm.size();
   result.backend = comm.backend();
   for (std::size_t t = 0; t < o.types.size(); ++t) {
     for (const ReduceOp op : ops) {
       for (const std::uint64_t size : sizes[t]) {
-        result.rows.push_back(run_case(comm, o, *algo, library.get(), o.types[t], op, size));
+        result.rows.push_back(run_case(comm, o, *algo, library.get(), o.types[t], op, size, watchdog, step));
         if (on_row) on_row(result.rows.back());
       }
     }

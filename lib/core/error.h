@@ -9,10 +9,16 @@
 //   throw_parameter(ErrorKind::usage, "batch_size", "0: a batch needs at least one sample")
 //   what():  "batch_size 0: a batch needs at least one sample"
 //   scalelab train prints:  --batch-size 0: a batch needs at least one sample
+// An error about several parameters at once (options that differ across ranks) is a list of
+// clauses, each naming its parameter; what() joins them with "; " and a front end maps each name:
+//   Error(ErrorKind::usage, {{"lr", "differs across ranks: ..."}, {"seed", "differs ..."}})
+//   what():  "lr differs across ranks: ...; seed differs ..."
 #pragma once
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace scalelab {
 
@@ -30,6 +36,15 @@ class Error : public std::runtime_error {
   Error(ErrorKind kind, std::string parameter, std::string detail)
       : std::runtime_error(joined(parameter, detail)), kind_(kind), parameter_(std::move(parameter)),
         detail_(std::move(detail)) {}
+  // An error about several parameters: one (parameter, detail) clause each, at least one.
+  Error(ErrorKind kind, std::vector<std::pair<std::string, std::string>> clauses)
+      : Error(kind, clauses.at(0).first, clauses.at(0).second) {
+    more_.assign(clauses.begin() + 1, clauses.end());
+    whole_ = message_with([](const std::string& p) { return p; });
+  }
+  [[nodiscard]] const char* what() const noexcept override {
+    return whole_.empty() ? std::runtime_error::what() : whole_.c_str();
+  }
   [[nodiscard]] ErrorKind kind() const { return kind_; }
   // The library's name of the parameter at fault ("batch_size"), or empty.
   [[nodiscard]] const std::string& parameter() const { return parameter_; }
@@ -40,9 +55,20 @@ class Error : public std::runtime_error {
   [[nodiscard]] std::string message_as(const std::string& name) const {
     return parameter_.empty() ? std::string(what()) : joined(name, detail_);
   }
-  // The same error as another kind (its message, and its parameter if it names one).
+  // The message with every parameter it names replaced by name_of(parameter): what a front end
+  // prints for an error about one or several parameters.
+  [[nodiscard]] std::string message_with(const std::function<std::string(const std::string&)>& name_of) const {
+    if (parameter_.empty()) return std::runtime_error::what();
+    std::string m = joined(name_of(parameter_), detail_);
+    for (const auto& [p, d] : more_) m += "; " + joined(name_of(p), d);
+    return m;
+  }
+  // The same error as another kind (its message, and the parameters it names).
   [[nodiscard]] Error as(ErrorKind kind) const {
-    return parameter_.empty() ? Error(kind, what()) : Error(kind, parameter_, detail_);
+    if (parameter_.empty()) return Error(kind, what());
+    std::vector<std::pair<std::string, std::string>> clauses{{parameter_, detail_}};
+    clauses.insert(clauses.end(), more_.begin(), more_.end());
+    return Error(kind, std::move(clauses));
   }
   // The process exit code main() uses for this error.
   [[nodiscard]] int exit_code() const {
@@ -57,6 +83,8 @@ class Error : public std::runtime_error {
   ErrorKind kind_;
   std::string parameter_;
   std::string detail_;
+  std::vector<std::pair<std::string, std::string>> more_;  // the clauses after the first
+  std::string whole_;  // what() when there are several clauses
 };
 
 [[noreturn]] inline void throw_usage(const std::string& m) { throw Error(ErrorKind::usage, m); }

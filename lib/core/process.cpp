@@ -1,6 +1,7 @@
 // run_process, this_executable and find_in_path (core/process.h), with posix_spawn and waitpid.
 #include "core/process.h"
 
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,7 +19,46 @@ extern char** environ;
 
 namespace scalelab {
 
-int run_process(const std::vector<std::string>& argv, const std::string& working_dir) {
+namespace {
+
+constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP};
+volatile sig_atomic_t g_child = 0;     // the child signals are forwarded to; 0: none
+volatile sig_atomic_t g_received = 0;  // the first signal forwarded
+
+extern "C" void forward_to_child(int sig) {
+  if (g_received == 0) g_received = sig;
+  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), sig);
+}
+
+// Installs forward_to_child for kForwarded while alive; restores the previous handlers.
+class SignalForwarding {
+ public:
+  explicit SignalForwarding(bool on) : on_(on) {
+    if (!on_) return;
+    g_child = 0;
+    g_received = 0;
+    struct sigaction sa {};
+    sa.sa_handler = forward_to_child;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: waitpid returns EINTR and the loop goes on waiting
+    for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &sa, &old_[i]);
+  }
+  ~SignalForwarding() {
+    if (!on_) return;
+    for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old_[i], nullptr);
+    g_child = 0;
+  }
+  SignalForwarding(const SignalForwarding&) = delete;
+  SignalForwarding& operator=(const SignalForwarding&) = delete;
+
+ private:
+  bool on_;
+  struct sigaction old_[std::size(kForwarded)] {};
+};
+
+}  // namespace
+
+int run_process(const std::vector<std::string>& argv, const std::string& working_dir, bool forward_signals) {
   if (argv.empty()) throw_runtime("run_process: no program given");
   std::vector<std::string> copy = argv;
   std::vector<char*> ptrs;
@@ -30,7 +70,23 @@ int run_process(const std::vector<std::string>& argv, const std::string& working
   std::cout.flush();
   std::cerr.flush();
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, copy[0].c_str(), &actions, nullptr, ptrs.data(), environ);
+  const SignalForwarding forwarding(forward_signals);
+  // The child starts with the default disposition of the forwarded signals, not our handler.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  if (forward_signals) {
+    for (const int sig : kForwarded) sigaddset(&defaults, sig);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  }
+  const int rc = posix_spawn(&pid, copy[0].c_str(), &actions, &attr, ptrs.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  if (rc == 0 && forward_signals) {
+    g_child = pid;
+    if (g_received != 0) ::kill(pid, g_received);  // a signal that came while it was starting
+  }
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     throw_runtime("cannot start " + copy[0] + (working_dir.empty() ? "" : " in " + working_dir) + ": " +
@@ -40,6 +96,7 @@ int run_process(const std::vector<std::string>& argv, const std::string& working
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) throw_runtime("waiting for " + copy[0] + " failed: " + std::strerror(errno));
   }
+  if (forward_signals && g_received != 0) return 128 + g_received;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

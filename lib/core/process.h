@@ -10,8 +10,13 @@ namespace scalelab {
 
 // Runs argv[0] (a path) with argv, in `working_dir` when it is not empty; returns its exit
 // code, or 128 + the signal that ended it. A program that cannot be started is a runtime error
-// naming it.
-int run_process(const std::vector<std::string>& argv, const std::string& working_dir = "");
+// naming it. With SIGCHLD ignored the child's status is lost: a runtime error once it has ended
+// (waitpid fails with ECHILD; nothing spins).
+// With `forward_signals`, SIGTERM, SIGINT and SIGHUP received while the child runs are passed on
+// to it (a launcher such as mpirun then ends its ranks); run_process waits for the child to end
+// and returns 128 + the first such signal, as a shell would for a process that signal ended.
+int run_process(const std::vector<std::string>& argv, const std::string& working_dir = "",
+                bool forward_signals = false);
 
 // The full path of the running executable (from /proc/self/exe); a runtime error if the kernel
 // does not say.

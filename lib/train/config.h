@@ -15,6 +15,7 @@
 
 namespace scalelab::train {
 
+// Every field either must agree across ranks or is per-rank: train/config_check.cpp lists which.
 struct TrainConfig {
   std::string model = "cnn";
   std::string device = "cpu";         // where the engine computes: cpu or cuda (train/engine.h)

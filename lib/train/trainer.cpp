@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "comm/consistency.h"
+#include "comm/watchdog.h"
 #include "core/error.h"
 #include "core/output_path.h"
 #include "core/timer.h"
@@ -18,11 +19,11 @@
 #include "data/sampler.h"
 #include "nn/compute.h"
 #include "train/checkpoint.h"
+#include "train/config_check.h"
 #include "train/divergence.h"
 #include "train/progress.h"
 #include "train/replicate.h"
 #include "train/timeline.h"
-#include "train/watchdog.h"
 
 namespace scalelab::train {
 
@@ -94,6 +95,7 @@ std::pair<double, double> Trainer::evaluate(std::vector<float>& images, std::vec
 TrainResult Trainer::run() {
   const int rank = comm_.rank();
   const int ranks = comm_.size();
+  comm::StallWatchdog watchdog(config_.stall_timeout_s, rank, ranks, "training");  // beat(): entering a phase
   nn::ParameterSet& params = engine_->model().parameters();
   optim::Optimizer& optimizer = engine_->optimizer();
   const std::size_t batch = config_.batch_size;
@@ -101,6 +103,7 @@ TrainResult Trainer::run() {
   const std::size_t steps = steps_per_epoch_;
 
   // Horovod's recipe, steps 1 and 2: same model everywhere, then rank 0's state everywhere.
+  require_same_config(comm_, config_);  // the options first: a differing one is named, not a symptom
   require_same_model(comm_, params);
   comm::require_same(comm_, train_->size(), "dataset", "ranks loaded different numbers of training samples");
   comm::require_same(comm_, batch, "batch_size", "ranks disagree");
@@ -119,6 +122,7 @@ TrainResult Trainer::run() {
     // A format-1 checkpoint did not record it: every step so far ran `passes` forwards.
     counters[2] = meta.counters.training_forwards >= 0 ? meta.counters.training_forwards : counters[1] * passes;
   }
+  watchdog.beat("broadcast", counters[1]);
   broadcast_from_rank0(comm_, params, optimizer, counters, 3);
   if (counters[0] >= config_.epochs) {  // every rank has the counters now: every rank stops here
     throw_parameter(ErrorKind::usage, "epochs",
@@ -159,8 +163,8 @@ TrainResult Trainer::run() {
     if (!preamble_.empty()) progress.line(preamble_);
   }
 
+  watchdog.beat("start barrier", counters[1]);
   comm_.barrier();
-  StallWatchdog watchdog(config_.stall_timeout_s, rank);
   DivergenceCheck divergence(comm_);
   const double t_start = now_seconds();
   timeline.start(t_start);
@@ -192,6 +196,7 @@ TrainResult Trainer::run() {
         timeline.span(Phase::backward, t2, now_seconds());
       }
       const double t3 = now_seconds();
+      watchdog.beat("allreduce", global_step);
       engine_->average_gradients();
       const double t4 = now_seconds();
       timeline.span(Phase::allreduce, t3, t4);
@@ -202,7 +207,7 @@ TrainResult Trainer::run() {
       const double t5 = now_seconds();
       timeline.span(Phase::optimizer, t4, t5);
       ++global_step;
-      watchdog.beat("optimizer", global_step);
+      watchdog.beat("compute", global_step);
       if (s + 1 == skip) timed_t0 = t5;
       const Tally t = engine_->peek_train_tally();
       divergence.after_step(t.loss_sum, global_step, epoch + 1, lr_now);
@@ -225,15 +230,15 @@ TrainResult Trainer::run() {
     rec.global_batch = global_batch();
     rec.global_step = global_step;
     double sums[3] = {tally.loss_sum, tally.correct, tally.samples};
-    comm_.allreduce(sums, sums, 3, comm::DataType::f64, comm::ReduceOp::sum);
     watchdog.beat("metrics", global_step);
+    comm_.allreduce(sums, sums, 3, comm::DataType::f64, comm::ReduceOp::sum);
     rec.loss = sums[0] / sums[2];
     rec.accuracy = sums[1] / sums[2];
     if (config_.evaluate) {
       const double e0 = now_seconds();
+      watchdog.beat("evaluation", global_step);
       const auto [test_loss, test_accuracy] = evaluate(eval_images, eval_labels);
       const double e1 = now_seconds();
-      watchdog.beat("evaluation", global_step);
       timeline.span(Phase::evaluate, e0, e1);
       rec.test_loss = test_loss;
       rec.test_accuracy = test_accuracy;
@@ -247,6 +252,7 @@ TrainResult Trainer::run() {
                               rec.data_wait_seconds, rec.allreduce_seconds, rec.peak_rss_mib));
     if (rank == 0 && !config_.checkpoint.empty()) {
       const double c0 = now_seconds();
+      watchdog.beat("checkpoint", global_step);
       engine_->store_to_host();
       save_checkpoint(config_.checkpoint, {config_.model, optimizer.name(), {epoch + 1, global_step, training_forwards}, config_.seed},
                       params, optimizer);

@@ -110,5 +110,48 @@ TEST(Consistency, RequireSameCanNameTheParameterAsTheLibraryDoes) {
   }
 }
 
+TEST(Consistency, RequireSameFieldsNamesEachDifferingFieldWithTheRanksValues) {
+  try {
+    run_local(3, [](Communicator& comm) {
+      const int r = comm.rank();
+      require_same_fields(comm, {{"lr", r == 2 ? "0.1" : "0.05"},
+                                 {"seed", "42"},
+                                 {"algo", r == 0 ? "ring" : "tree"},
+                                 {"timeline", r == 1 ? "" : "on"}});
+    });
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_EQ(e.parameter(), "lr");
+    EXPECT_EQ(std::string(e.what()),
+              "lr differs across ranks: rank 0 has 0.05, rank 2 has 0.1; "
+              "algo differs across ranks: rank 0 has ring, rank 1 has tree, rank 2 has tree; "
+              "timeline differs across ranks: rank 0 has on, rank 1 has (none); launch every rank with the same arguments");
+    // A front end puts its own name in place of every parameter the error names.
+    EXPECT_EQ(e.message_with([](const std::string& p) { return "--" + p; }).substr(0, 60),
+              "--lr differs across ranks: rank 0 has 0.05, rank 2 has 0.1; ");
+    EXPECT_NE(e.message_with([](const std::string& p) { return "--" + p; }).find("; --algo differs"), std::string::npos);
+    // Another kind keeps every clause.
+    EXPECT_EQ(std::string(e.as(ErrorKind::comm).what()), std::string(e.what()));
+  }
+  EXPECT_NO_THROW(run_local(3, [](Communicator& comm) {
+    require_same_fields(comm, {{"lr", "0.05"}, {"note", comm.rank() == 0 ? "" : ""}});
+  }));
+}
+
+TEST(Consistency, RequireSameFieldsCountsRanksBeyondTheFirstFew) {
+  try {
+    run_local(7, [](Communicator& comm) {
+      require_same_fields(comm, {{"epochs", comm.rank() == 0 ? "1" : "2"}}, ErrorKind::comm);
+    });
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::comm);
+    EXPECT_EQ(std::string(e.what()),
+              "epochs differs across ranks: rank 0 has 1, rank 1 has 2, rank 2 has 2, rank 3 has 2, rank 4 has 2 "
+              "(and 2 more ranks differ); launch every rank with the same arguments");
+  }
+}
+
 }  // namespace
 }  // namespace scalelab::comm

@@ -2,8 +2,14 @@
 // (a scalelab command, mpirun, gnuplot) and finds itself.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "core/error.h"
 #include "core/process.h"
@@ -71,6 +77,67 @@ TEST(Process, ScalelabBinaryOutsideScalelabIsTheEnvironmentsOrAUsageError) {
 }
 
 TEST(Process, FindInPathSaysNothingForAMissingProgram) { EXPECT_EQ(find_in_path("no-such-program-here"), ""); }
+
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// With SIGCHLD ignored the kernel reaps the child itself and waitpid fails with ECHILD once it
+// has ended: run_process must report that, not retry waitpid in a busy loop.
+TEST(Process, IgnoredSigchldEndsTheWaitWithAnErrorWithoutSpinning) {
+  const std::string sleep = find_in_path("sleep");
+  ASSERT_FALSE(sleep.empty());
+  struct sigaction ignore {}, old {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGCHLD, &ignore, &old);
+  const double cpu0 = cpu_seconds();
+  const auto t0 = std::chrono::steady_clock::now();
+  bool threw = false;
+  try {
+    (void)run_process({sleep, "1"});
+  } catch (const Error& e) {
+    threw = true;
+    EXPECT_NE(std::string(e.what()).find("waiting for"), std::string::npos) << e.what();
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double cpu = cpu_seconds() - cpu0;
+  sigaction(SIGCHLD, &old, nullptr);
+  EXPECT_TRUE(threw) << "the child's status cannot be known with SIGCHLD ignored";
+  EXPECT_LT(wall, 30.0);  // it returns once the 1 s child has ended (generous bound for a loaded machine)
+  EXPECT_LT(cpu, 0.5 * wall) << "waiting used " << cpu << " s of CPU in " << wall << " s: a busy loop";
+}
+
+// SIGTERM to a process running a child with forwarding: the child gets it, run_process waits for
+// the child and returns 128 + 15 (as `scalelab run` then exits, leaving no mpirun behind).
+TEST(Process, ForwardedSignalEndsTheChildAndIs128PlusItsNumber) {
+  const std::string sh = find_in_path("sh");
+  ASSERT_FALSE(sh.empty());
+  const auto marker = std::filesystem::temp_directory_path() / ("scalelab-forward-" + std::to_string(::getpid()));
+  std::filesystem::remove(marker);
+  std::thread killer([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ::kill(::getpid(), SIGTERM);
+  });
+  // The child records that it got SIGTERM, then ends by it; it would otherwise sleep for 60 s.
+  const auto t0 = std::chrono::steady_clock::now();
+  const int rc = run_process({sh, "-c", "trap 'touch " + marker.string() + "; kill $!; trap - TERM; kill -TERM $$' TERM; "
+                                            "sleep 60 & wait"},
+                             "", true);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  killer.join();
+  EXPECT_EQ(rc, 128 + SIGTERM);
+  EXPECT_TRUE(std::filesystem::exists(marker)) << "the child did not receive SIGTERM";
+  EXPECT_LT(wall, 30.0);
+  std::filesystem::remove(marker);
+  // The handler is gone again: the default disposition is back.
+  struct sigaction now {};
+  sigaction(SIGTERM, nullptr, &now);
+  EXPECT_EQ(now.sa_handler, SIG_DFL);
+}
 
 }  // namespace
 }  // namespace scalelab

@@ -216,7 +216,7 @@ case $CASE in
     cat out.txt
     [ "$rc" != 0 ] || fail "the job exited 0 with a stopped rank"
     [ "$took" -le 30 ] || fail "took $took s to exit"
-    grep -q "rank 0: no training progress for" out.txt || fail "no watchdog message" ;;
+    grep -q "rank 0: no progress in training for .*rank 1 stopped making progress" out.txt || fail "no watchdog message naming rank 1" ;;
   scale)
     "$SCALELAB" scale --rank-counts 1,2 --dataset synthetic --model mlp --max-steps 30 --batch-size 64 --no-eval --bucket-cap 1M \
         --out s --json scale.json > out.txt 2>&1 || { cat out.txt; fail "scale"; }

@@ -1,0 +1,64 @@
+// FaultInjector (comm/fault_injection.h).
+#include "comm/fault_injection.h"
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/text.h"
+
+namespace scalelab::comm {
+
+namespace {
+
+constexpr const char* kVariable = "SCALELAB_FAULT_AT";
+
+int signal_number(const std::string& name) {
+  static const struct {
+    const char* name;
+    int number;
+  } kSignals[] = {{"KILL", SIGKILL}, {"STOP", SIGSTOP}, {"TERM", SIGTERM}, {"INT", SIGINT},
+                  {"ABRT", SIGABRT}, {"SEGV", SIGSEGV}, {"HUP", SIGHUP}};
+  const std::string bare = name.rfind("SIG", 0) == 0 ? name.substr(3) : name;
+  for (const auto& s : kSignals) {
+    if (bare == s.name) return s.number;
+  }
+  char* end = nullptr;
+  const long n = std::strtol(name.c_str(), &end, 10);
+  return (!name.empty() && *end == '\0' && n > 0 && n < 65) ? static_cast<int>(n) : 0;
+}
+
+[[noreturn]] void bad(const std::string& value, const std::string& why) {
+  throw_usage(std::string(kVariable) + "=" + value + ": " + why +
+              "; give PHASE:RANK:SIGNAL[:N], e.g. allreduce:1:STOP or checkpoint:0:KILL:2");
+}
+
+}  // namespace
+
+FaultInjector::FaultInjector(int rank) {
+  const char* env = std::getenv(kVariable);
+  if (env == nullptr || *env == '\0') return;
+  const std::string value(env);
+  const auto parts = split_list(value, ':');
+  if (parts.size() != 3 && parts.size() != 4) bad(value, "expected 3 or 4 fields");
+  char* end = nullptr;
+  const long target = std::strtol(parts[1].c_str(), &end, 10);
+  if (parts[1].empty() || *end != '\0' || target < 0) bad(value, "'" + parts[1] + "' is not a rank");
+  signal_ = signal_number(parts[2]);
+  if (signal_ == 0) bad(value, "'" + parts[2] + "' is not a signal (KILL, STOP, TERM, INT, ABRT, SEGV, HUP or a number)");
+  if (parts.size() == 4) {
+    nth_ = std::strtol(parts[3].c_str(), &end, 10);
+    if (parts[3].empty() || *end != '\0' || nth_ < 1) bad(value, "'" + parts[3] + "' is not an entry count >= 1");
+  }
+  phase_ = parts[0];
+  armed_ = target == rank;
+}
+
+void FaultInjector::enter(const char* phase) {
+  if (!armed_ || phase_ != phase) return;
+  if (seen_.fetch_add(1) + 1 == nth_) ::raise(signal_);
+}
+
+}  // namespace scalelab::comm

@@ -1,0 +1,76 @@
+// The stall watchdog's side channel (comm/watchdog.h): the heartbeat records ranks keep in a
+// job-scoped folder, and the report a timed-out rank makes from them.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "comm/watchdog.h"
+
+namespace scalelab::comm {
+namespace {
+
+double wall_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Points $TMPDIR and the job id at a fresh folder for the test's lifetime.
+class HeartbeatFolder : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = std::filesystem::temp_directory_path() / ("scalelab-watchdog-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(base_);
+    if (const char* t = std::getenv("TMPDIR")) old_tmp_ = t;
+    ::setenv("TMPDIR", base_.c_str(), 1);
+    ::setenv("PMIX_NAMESPACE", "4242", 1);
+  }
+  void TearDown() override {
+    ::unsetenv("PMIX_NAMESPACE");
+    if (old_tmp_.empty()) ::unsetenv("TMPDIR");
+    else ::setenv("TMPDIR", old_tmp_.c_str(), 1);
+    std::filesystem::remove_all(base_);
+  }
+  std::filesystem::path base_;
+  std::string old_tmp_;
+};
+
+TEST_F(HeartbeatFolder, TheFolderIsNamedForTheJob) {
+  EXPECT_EQ(StallWatchdog::heartbeat_dir(), (base_ / "scalelab-heartbeat-4242").string());
+  ::unsetenv("PMIX_NAMESPACE");
+  EXPECT_EQ(StallWatchdog::heartbeat_dir(), "");  // no launcher: no side channel
+}
+
+TEST_F(HeartbeatFolder, ReportNamesTheRankWhoseProcessStoppedAndWhereEachWas) {
+  const std::string dir = StallWatchdog::heartbeat_dir();
+  StallWatchdog r0(1000, 0, 3, "training"), r1(1000, 1, 3, "training");
+  r1.beat("allreduce", 12);
+  r0.beat("allreduce", 13);
+  // Both records are fresh now: nobody has stopped responding, so the oldest beat is named;
+  // rank 2 never wrote one.
+  const std::string now = StallWatchdog::describe_peers(dir, 0, 3, wall_now());
+  EXPECT_EQ(now.rfind("rank 1 stopped making progress", 0), 0u) << now;
+  EXPECT_NE(now.find("(last in allreduce, step 12)"), std::string::npos) << now;
+  EXPECT_NE(now.find("rank 2 left no heartbeat"), std::string::npos) << now;
+  EXPECT_NE(now.find("rank 0 was waiting in allreduce, step 13"), std::string::npos) << now;
+  // A minute later without new stamps, both processes count as stopped.
+  const std::string later = StallWatchdog::describe_peers(dir, 0, 3, wall_now() + 60);
+  EXPECT_NE(later.find("its process stopped responding"), std::string::npos) << later;
+  EXPECT_EQ(later.find("was waiting"), std::string::npos) << later;
+}
+
+TEST_F(HeartbeatFolder, NoReadablePeerGivesNoReport) {
+  const std::string dir = StallWatchdog::heartbeat_dir();
+  {
+    StallWatchdog alone(1000, 0, 2, "training");
+    EXPECT_EQ(StallWatchdog::describe_peers(dir, 0, 2, wall_now()), "");  // only its own record
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "the last rank out removes the folder";
+  EXPECT_EQ(StallWatchdog::describe_peers("", 0, 2, wall_now()), "");
+}
+
+}  // namespace
+}  // namespace scalelab::comm
