@@ -26,6 +26,7 @@
 #include "core/stats.h"
 #include "core/text.h"
 #include "lab/runner.h"
+#include "load_report.h"
 #include "report/chart.h"
 #include "report/table.h"
 #include "sim/scaling.h"
@@ -138,6 +139,7 @@ struct Row {
   double seconds = 0;       // all runs together
   double peak_rss_mib = 0;
   double load_average = 0;  // the largest 1-minute load average seen at the end of a run
+  std::string load_warning; // a run's warning when a rank did not get its core (load_report.h); "" when none
   std::string json_file;
   std::string command;
 };
@@ -190,6 +192,9 @@ int cmd_scale(const Args& args) {
       row.global_batch = doc.at("global_batch").get<double>();
       row.seconds += doc.value("seconds", 0.0);
       row.load_average = std::max(row.load_average, doc.value("load_average_end", 0.0));
+      if (contended(doc.value("load", nlohmann::json())) && row.load_warning.empty()) {
+        row.load_warning = doc["load"]["warning"].get<std::string>();
+      }
     }
   }
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i].ips = median(ips_runs[i]);
@@ -246,6 +251,7 @@ int cmd_scale(const Args& args) {
                            {"peak_rss_mib", r.peak_rss_mib},
                            {"images_per_second_runs", ips_runs[static_cast<std::size_t>(&r - rows.data())]},
                            {"load_average", r.load_average},
+                           {"load_verdict", r.load_warning.empty() ? "quiet" : "contended"},
                            {"seconds", r.seconds},
                            {"json_file", r.json_file},
                            {"command", r.command},
@@ -267,6 +273,17 @@ int cmd_scale(const Args& args) {
     std::cout << "# predicted by the step model (docs/simulator.md) from " << predicted->machine
               << "; error = (predicted - measured) / measured\n";
   }
+  // One line for the whole table: the first rank count whose run did not get its cores.
+  std::string load_warning;
+  for (const Row& r : rows) {
+    if (!r.load_warning.empty() && load_warning.empty()) {
+      load_warning = "the run at " + std::to_string(r.ranks) + " rank" + (r.ranks == 1 ? "" : "s") + ": " +
+                     r.load_warning;
+    }
+  }
+  doc["load"] = {{"verdict", load_warning.empty() ? "quiet" : "contended"},
+                 {"warning", load_warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(load_warning)}};
+  if (!load_warning.empty()) std::cerr << "warning: " + load_warning + "\n" << std::flush;
   if (!parsed->json.empty()) write_json_file(parsed->json, doc);
   return 0;
 }
