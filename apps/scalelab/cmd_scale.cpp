@@ -140,6 +140,7 @@ struct Row {
   double peak_rss_mib = 0;
   double load_average = 0;  // the largest 1-minute load average seen at the end of a run
   std::string load_warning; // a run's warning when a rank did not get its core (load_report.h); "" when none
+  double load_share = 1;    // the least share of a core a rank of a contended run received
   std::string json_file;
   std::string command;
 };
@@ -192,8 +193,13 @@ int cmd_scale(const Args& args) {
       row.global_batch = doc.at("global_batch").get<double>();
       row.seconds += doc.value("seconds", 0.0);
       row.load_average = std::max(row.load_average, doc.value("load_average_end", 0.0));
-      if (contended(doc.value("load", nlohmann::json())) && row.load_warning.empty()) {
-        row.load_warning = doc["load"]["warning"].get<std::string>();
+      if (contended(doc.value("load", nlohmann::json()))) {
+        double share = 1;
+        for (const auto& r : doc["load"]["ranks"]) share = std::min(share, r.value("cpu_share", 1.0));
+        if (row.load_warning.empty() || share < row.load_share) {
+          row.load_warning = doc["load"]["warning"].get<std::string>();
+          row.load_share = share;
+        }
       }
     }
   }
@@ -273,10 +279,12 @@ int cmd_scale(const Args& args) {
     std::cout << "# predicted by the step model (docs/simulator.md) from " << predicted->machine
               << "; error = (predicted - measured) / measured\n";
   }
-  // One line for the whole table: the first rank count whose run did not get its cores.
+  // One line for the whole table: the run whose rank got the least of its core.
   std::string load_warning;
+  double least_share = 2;
   for (const Row& r : rows) {
-    if (!r.load_warning.empty() && load_warning.empty()) {
+    if (!r.load_warning.empty() && r.load_share < least_share) {
+      least_share = r.load_share;
       load_warning = "the run at " + std::to_string(r.ranks) + " rank" + (r.ranks == 1 ? "" : "s") + ": " +
                      r.load_warning;
     }

@@ -167,8 +167,10 @@ int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
     std::string list;
     for (const int n : unreliable_steps) list += (list.empty() ? "" : ", ") + std::to_string(n);
     std::cout << name_ << ": step" << (unreliable_steps.size() == 1 ? " " : "s ") << list
-              << " measured while other processes took the CPU, so their numbers are unreliable and do not show "
-                 "the lessons; rerun when `uptime` shows a load average well below this machine's cores\n";
+              << " measured while other processes took the CPU, so "
+              << (unreliable_steps.size() == 1 ? "its numbers are" : "their numbers are")
+              << " unreliable and do not show the lessons; rerun when `uptime` shows a load average well below this "
+                 "machine's cores\n";
   }
   return code;
 }
