@@ -55,9 +55,10 @@ double load_average_now() {
 
 std::optional<SchedStat> parse_schedstat(std::string_view text) {
   std::istringstream in{std::string(text)};
-  double run_ns = 0, wait_ns = 0;
+  double run_ns = 0, wait_ns = 0, slices = 0;
   if (!(in >> run_ns >> wait_ns) || run_ns < 0 || wait_ns < 0) return std::nullopt;
-  return SchedStat{run_ns * 1e-9, wait_ns * 1e-9};
+  if (!(in >> slices)) slices = 0;
+  return SchedStat{run_ns * 1e-9, wait_ns * 1e-9, slices};
 }
 
 std::optional<CpuTicks> parse_proc_stat(std::string_view text) {
@@ -95,7 +96,7 @@ RankLoad rank_load(const CpuSample& start, const CpuSample& end, int threads) {
   r.load_average_start = start.load_average;
   r.load_average_end = end.load_average;
   if (r.wall_s <= 0) return r;
-  r.schedstat = !end.threads.empty();
+  r.schedstat = std::any_of(end.threads.begin(), end.threads.end(), [](const auto& t) { return t.second.slices > 0; });
   if (r.schedstat) {
     // The thread that waited most sets the verdict: the rank's pace is its slowest busy thread's.
     for (const auto& [tid, e] : end.threads) {

@@ -42,6 +42,7 @@ inline constexpr double kContendedStealFraction = 0.10;
 struct SchedStat {
   double run_s = 0;   // time on a CPU
   double wait_s = 0;  // time runnable, waiting on a run queue
+  double slices = 0;  // times run on a CPU; stays 0 where the kernel keeps no run-queue statistics
 };
 [[nodiscard]] std::optional<SchedStat> parse_schedstat(std::string_view text);
 
@@ -76,7 +77,9 @@ struct RankLoad {
   double load_average_start = -1;
   double load_average_end = -1;
 };
-// The figures between `start` and `end` (threads started in between count from zero).
+// The figures between `start` and `end` (threads started in between count from zero). schedstat
+// counts only where its timeslice counts move: a kernel that keeps no run-queue statistics
+// reports a wait of 0 there, and CPU time against wall time stands in.
 [[nodiscard]] RankLoad rank_load(const CpuSample& start, const CpuSample& end, int threads);
 
 // The verdict over every rank, and the one warning line to print when contended.

@@ -15,6 +15,7 @@ TEST(ParseSchedstat, RunAndWaitInSeconds) {
   ASSERT_TRUE(s.has_value());
   EXPECT_DOUBLE_EQ(s->run_s, 2.5);
   EXPECT_DOUBLE_EQ(s->wait_s, 0.5);
+  EXPECT_DOUBLE_EQ(s->slices, 1234);
 }
 
 TEST(ParseSchedstat, RejectsWhatIsNotSchedstat) {
@@ -53,8 +54,8 @@ CpuSample sample(double wall, double cpu, std::map<long, SchedStat> threads, Cpu
 TEST(RankLoad, MostWaitingThreadSetsTheFigures) {
   // 10 s of wall time. Thread 1 computed 5 s and waited 5 s on a run queue (a busy loop shared its
   // core); thread 2 (a helper) slept; thread 3 started in between and waited 1 s.
-  const CpuSample a = sample(100, 20, {{1, {10, 2}}, {2, {1, 0}}}, {1000, 0}, 1.0);
-  const CpuSample b = sample(110, 26, {{1, {15, 7}}, {2, {1.1, 0.01}}, {3, {0.5, 1}}}, {3000, 0}, 3.0);
+  const CpuSample a = sample(100, 20, {{1, {10, 2, 100}}, {2, {1, 0, 10}}}, {1000, 0}, 1.0);
+  const CpuSample b = sample(110, 26, {{1, {15, 7, 900}}, {2, {1.1, 0.01, 12}}, {3, {0.5, 1, 50}}}, {3000, 0}, 3.0);
   const RankLoad r = rank_load(a, b, 1);
   EXPECT_TRUE(r.schedstat);
   EXPECT_DOUBLE_EQ(r.wall_s, 10);
@@ -67,8 +68,8 @@ TEST(RankLoad, MostWaitingThreadSetsTheFigures) {
 }
 
 TEST(RankLoad, StealIsTheStolenShareOfAllCpuTime) {
-  const CpuSample a = sample(0, 0, {{1, {0, 0}}}, {1000, 100}, 1);
-  const CpuSample b = sample(1, 1, {{1, {1, 0}}}, {2000, 350}, 1);
+  const CpuSample a = sample(0, 0, {{1, {0, 0, 0}}}, {1000, 100}, 1);
+  const CpuSample b = sample(1, 1, {{1, {1, 0, 10}}}, {2000, 350}, 1);
   EXPECT_DOUBLE_EQ(rank_load(a, b, 1).steal_fraction, 0.25);
 }
 
@@ -84,9 +85,19 @@ TEST(RankLoad, WithoutSchedstatCpuTimeAgainstWallTimesThreads) {
   EXPECT_NE(summarize_load({r}).warning.find("received 50% of 4 cores"), std::string::npos);
 }
 
+TEST(RankLoad, SchedstatWithoutTimeslicesFallsBackToCpuTime) {
+  // A kernel without run-queue statistics: run time moves, wait and timeslices stay 0.
+  const CpuSample a = sample(0, 0, {{1, {0, 0, 0}}}, {0, 0}, 1);
+  const CpuSample b = sample(10, 4, {{1, {4, 0, 0}}}, {0, 0}, 1);
+  const RankLoad r = rank_load(a, b, 1);
+  EXPECT_FALSE(r.schedstat);
+  EXPECT_DOUBLE_EQ(r.cpu_share, 0.4);
+  EXPECT_TRUE(summarize_load({r}).contended);
+}
+
 TEST(RankLoad, NoStealFiguresMeansNotReported) {
-  CpuSample a = sample(0, 0, {{1, {0, 0}}}, {0, 0}, 1);
-  CpuSample b = sample(1, 1, {{1, {1, 0}}}, {0, 0}, 1);
+  CpuSample a = sample(0, 0, {{1, {0, 0, 0}}}, {0, 0}, 1);
+  CpuSample b = sample(1, 1, {{1, {1, 0, 10}}}, {0, 0}, 1);
   a.machine.reset();
   EXPECT_DOUBLE_EQ(rank_load(a, b, 1).steal_fraction, -1);
 }
