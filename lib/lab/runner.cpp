@@ -2,8 +2,8 @@
 #include "lab/runner.h"
 
 #include <filesystem>
-#include <vector>
 #include <iostream>
+#include <vector>
 
 #include "core/error.h"
 #include "core/process.h"
@@ -42,7 +42,7 @@ void StepContext::mark_contended(const std::string& what, const nlohmann::json& 
   const std::string why = contention(result);
   if (why.empty()) return;
   if (!timed_) {
-    std::cout << "(Measured beside other processes; this step's lesson, test accuracy, does not depend on timings.)\n"
+    std::cout << "(Measured beside other processes; this step's lesson does not depend on timings.)\n"
               << std::flush;
     return;
   }
