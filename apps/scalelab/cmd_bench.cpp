@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "core/results.h"
 #include "core/size_parse.h"
+#include "load_report.h"
 
 namespace scalelab::cli {
 namespace {
@@ -175,6 +176,7 @@ int cmd_bench(const Args& args) {
   const auto prediction = BenchPrediction::make(parsed->predict, c.size());
   std::vector<nlohmann::json> runs;
   std::uint64_t wrong = 0;
+  const LoadReport load;  // did every rank get its core while it timed (load_report.h)
   for (const std::string& algo : parsed->algorithms) {
     bench::BenchOptions o = parsed->options;
     o.algorithm = algo;
@@ -189,8 +191,11 @@ int cmd_bench(const Args& args) {
     runs.push_back(bench::bench_run(o, result, places));
     if (prediction) runs.back()["prediction"] = prediction->summary_json(result);
   }
+  const nlohmann::json load_record = load.finish(c);
   if (printer_rank && !parsed->json_path.empty()) {
-    write_json_file(parsed->json_path, bench::bench_document(runs, args.full));
+    nlohmann::json doc = bench::bench_document(runs, args.full);
+    doc["load"] = load_record;
+    write_json_file(parsed->json_path, doc);
   }
   if (wrong > 0) {
     if (printer_rank) {

@@ -2,7 +2,8 @@
 // ranks and saves the profile that predictions for "this machine" use (default
 // ~/.cache/scalelab/this-machine.json, or $SCALELAB_PROFILE, or --profile FILE). Started
 // without a launcher it starts itself under mpirun through `scalelab run -np 2` (printing the
-// command). --json FILE also writes the profile in the "scalelab.calibration" envelope. Rank 0
+// command). --json FILE also writes the profile in the "scalelab.calibration" envelope. A profile
+// measured while a rank did not get its core (load_report.h) is refused unless --force. Rank 0
 // also runs the GPU bandwidth test's pinned copies (gpu_copies_for_profile) and times the nn
 // engine's layers on one thread (sim/cpu_rates.h: "this machine" for the simulator) for the profile.
 #include <mpi.h>
@@ -19,7 +20,9 @@
 #include "comm/factory.h"
 #include "core/launch_env.h"
 #include "core/process.h"
+#include "core/error.h"
 #include "core/results.h"
+#include "load_report.h"
 #include "model/calibrate.h"
 #include "model/profile.h"
 #include "sim/cpu_rates.h"
@@ -45,8 +48,9 @@ int cmd_calibrate(const Args& args) {
   opts.add_options()
       ("profile", po::value<std::string>()->default_value(model::default_profile_path()), "where to save the profile")
       ("quick", "fewer sizes and repetitions (a rough profile, for tests)")
-      ("json", po::value<std::string>(), "also write the profile in the scalelab.calibration envelope");
-  const auto vm = parse(args, "scalelab calibrate [--profile FILE] [--quick] [--json FILE]   (2 ranks: scalelab run -np 2 -- calibrate)", opts);
+      ("json", po::value<std::string>(), "also write the profile in the scalelab.calibration envelope")
+      ("force", "save the profile even when a rank did not get its core while measuring (a busy machine)");
+  const auto vm = parse(args, "scalelab calibrate [--profile FILE] [--quick] [--json FILE] [--force]   (2 ranks: scalelab run -np 2 -- calibrate)", opts);
   if (!vm) return 0;
   // Before minutes of measurement, not after: the profile's folder (created, as the default's is
   // on a first calibration) and both files.
@@ -67,13 +71,23 @@ int cmd_calibrate(const Args& args) {
   o.quick = vm->count("quick") > 0;
   o.progress = [](const std::string& line) { std::printf("# %s\n", line.c_str()); std::fflush(stdout); };
   if (comm->rank() == 0) std::printf("# scalelab calibrate: measuring this machine on %d ranks\n", comm->size());
+  const LoadReport load;  // did every rank get its core while it measured (load_report.h)
   model::Profile prof = model::calibrate(*comm, o);
   if (comm->rank() == 0) {
     // The nn engine's layers on one thread, while rank 1 waits quietly: "this machine" for the simulator.
     prof.compute = sim::to_compute_rates(sim::measure_cpu_rates({.quick = o.quick}));
   }
   quiet_barrier();
+  const bool force = vm->count("force") > 0;
+  const nlohmann::json load_record = load.finish(*comm, 1, /*warn=*/force);
   if (comm->rank() == 0) {
+    if (contended(load_record) && !force) {
+      // A profile measured on a busy machine would price every later prediction for "this
+      // machine" with the other processes' share of it.
+      throw_runtime("scalelab calibrate: " + load_record["warning"].get<std::string>() +
+                    "; the profile was not saved: calibrate again when the machine is quiet, or save it anyway "
+                    "with --force");
+    }
     // The GPU's copies (the bandwidth test's pinned figures, cmd_bandwidth.cpp), or why there are none.
     prof.gpu = gpu_copies_for_profile(o.quick);
     const model::GpuCopies& g = prof.gpu;
@@ -94,6 +108,7 @@ int cmd_calibrate(const Args& args) {
     // "compute" rates; older profiles still load.
     nlohmann::json doc = make_envelope("calibration", model::kProfileSchemaVersion, args.full);
     doc["profile"] = model::to_json(prof);
+    doc["load"] = load_record;
     const std::string path = (*vm)["profile"].as<std::string>();
     const auto dir = std::filesystem::path(path).parent_path();
     if (!dir.empty()) std::filesystem::create_directories(dir);

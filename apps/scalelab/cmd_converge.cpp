@@ -18,6 +18,7 @@
 #include "core/text.h"
 #include "converge_plan.h"
 #include "converge_report.h"
+#include "load_report.h"
 #include "core/error.h"
 #include "core/results.h"
 #include "optim/factory.h"
@@ -194,6 +195,7 @@ int cmd_converge(const Args& args) {
   doc["configurations"] = nlohmann::json::array();
   doc["complete"] = false;
   if (rank0 && !parsed->json.empty()) write_json_file(parsed->json, doc);  // an unwritable path fails now
+  const LoadReport load;  // did every rank get its cores while it trained (load_report.h)
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const ConvergeRun& run = runs[i];
     train::TrainConfig c = s.train.config;  // the shared options; the run sets batch, optimizer and lr
@@ -219,6 +221,7 @@ int cmd_converge(const Args& args) {
     doc["configurations"].push_back(converge_record(run, schedule, c, result, s.target_accuracy));
     if (rank0 && !parsed->json.empty()) write_json_file(parsed->json, doc);
   }
+  doc["load"] = load.finish(*comm, s.train.config.threads);
   doc["complete"] = true;
   if (rank0) {
     if (!parsed->json.empty()) write_json_file(parsed->json, doc);

@@ -29,6 +29,7 @@
 #include "core/stats.h"
 #include "core/text.h"
 #include "lab/runner.h"
+#include "load_report.h"
 #include "report/chart.h"
 #include "report/table.h"
 #include "sim/scaling.h"
@@ -154,6 +155,8 @@ struct Row {
   double seconds = 0;       // all runs together
   double peak_rss_mib = 0;
   double load_average = 0;  // the largest 1-minute load average seen at the end of a run
+  std::string load_warning; // a run's warning when a rank did not get its core (load_report.h); "" when none
+  double load_share = 1;    // the least share of a core a rank of a contended run received
   std::string json_file;
   std::string command;
 };
@@ -206,6 +209,14 @@ int cmd_scale(const Args& args) {
       row.global_batch = doc.at("global_batch").get<double>();
       row.seconds += doc.value("seconds", 0.0);
       row.load_average = std::max(row.load_average, doc.value("load_average_end", 0.0));
+      if (contended(doc.value("load", nlohmann::json()))) {
+        double share = 1;
+        for (const auto& r : doc["load"]["ranks"]) share = std::min(share, r.value("cpu_share", 1.0));
+        if (row.load_warning.empty() || share < row.load_share) {
+          row.load_warning = doc["load"]["warning"].get<std::string>();
+          row.load_share = share;
+        }
+      }
     }
   }
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i].ips = median(ips_runs[i]);
@@ -262,6 +273,7 @@ int cmd_scale(const Args& args) {
                            {"peak_rss_mib", r.peak_rss_mib},
                            {"images_per_second_runs", ips_runs[static_cast<std::size_t>(&r - rows.data())]},
                            {"load_average", r.load_average},
+                           {"load_verdict", r.load_warning.empty() ? "quiet" : "contended"},
                            {"seconds", r.seconds},
                            {"json_file", r.json_file},
                            {"command", r.command},
@@ -283,6 +295,19 @@ int cmd_scale(const Args& args) {
     std::cout << "# predicted by the step model (docs/simulator.md) from " << predicted->machine
               << "; error = (predicted - measured) / measured\n";
   }
+  // One line for the whole table: the run whose rank got the least of its core.
+  std::string load_warning;
+  double least_share = 2;
+  for (const Row& r : rows) {
+    if (!r.load_warning.empty() && r.load_share < least_share) {
+      least_share = r.load_share;
+      load_warning = "the run at " + std::to_string(r.ranks) + " rank" + (r.ranks == 1 ? "" : "s") + ": " +
+                     r.load_warning;
+    }
+  }
+  doc["load"] = {{"verdict", load_warning.empty() ? "quiet" : "contended"},
+                 {"warning", load_warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(load_warning)}};
+  if (!load_warning.empty()) std::cerr << "warning: " + load_warning + "\n" << std::flush;
   if (!parsed->json.empty()) write_json_file(parsed->json, doc);
   return 0;
 }

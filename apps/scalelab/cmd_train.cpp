@@ -15,6 +15,7 @@
 #include "comm/factory.h"
 #include "commands.h"
 #include "core/results.h"
+#include "load_report.h"
 #include "monitor/node_monitor.h"
 #include "optim/schedule.h"
 #include "train/sync_batchnorm.h"
@@ -128,7 +129,9 @@ int cmd_train(const Args& args) {
     if (writer) write_json_file(parsed->json, doc);
   });
   gpu_monitor.start();
+  const LoadReport load;  // did every rank get its cores while it trained (load_report.h)
   const train::TrainResult result = trainer.run();
+  doc["load"] = load.finish(*communicator, t.config.threads);
   doc["gpu_monitor"] = gpu_monitor.finish();  // null without --gpu-monitor or on ranks that do not sample
   doc["averaging"] = result.averaging;
   doc["seconds"] = result.seconds;

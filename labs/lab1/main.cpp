@@ -129,6 +129,10 @@ void scaling_table(StepContext& ctx) {
   ctx.say(fmt::format("\nScaling efficiency at {} ranks: {:.1f}% (the course: about 91% on 8 V100s, 86-88% for "
                       "batch 2048 per GPU).",
                       last.at("ranks").get<int>(), last.at("efficiency").get<double>() * 100));
+  if (ctx.unreliable()) {
+    ctx.say("These runs shared the CPU with other processes, so this efficiency measures them, not scaling; "
+            "rerun this step on a quiet machine.");
+  }
   ctx.say("Question: this machine has 2 cores. What happens to the efficiency at 4 ranks, and why?");
 }
 
@@ -185,6 +189,6 @@ int main(int argc, char** argv) {
   lab.add_step({"The accuracy gap of the larger global batch",
                 "Throughput is not the whole story: after the same number of epochs, the larger global batch\n"
                 "has taken fewer optimizer steps. Compare test accuracy at batch 128, N x 128 and 8 x 128.",
-                accuracy_gap});
+                accuracy_gap, /*timed=*/false});
   return scalelab::labs::lab_main(lab, argc, argv);
 }

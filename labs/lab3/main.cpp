@@ -101,9 +101,11 @@ void busbw_curves(StepContext& ctx) {
 
 void predict_then_measure(StepContext& ctx) {
   const std::string profile = ctx.out("this-machine-profile.json");
-  std::vector<std::string> cal{"calibrate", "--profile", profile};
+  // --force: the profile stays in the lab's folder, and a busy machine marks this step unreliable
+  // (its JSON's load verdict) instead of stopping the lab.
+  std::vector<std::string> cal{"calibrate", "--profile", profile, "--force", "--json", ctx.out("calibration.json")};
   if (ctx.options().quick) cal.push_back("--quick");
-  ctx.run(cal);
+  ctx.run(cal, ctx.out("calibration.json"));
   Json summary;
   for (const std::string algo : {"ring", "library"}) {
     const std::string pf = ctx.out("predict-this-" + algo + ".json");
@@ -118,6 +120,10 @@ void predict_then_measure(StepContext& ctx) {
                         summary[algo].value("median_abs_error_pct", NAN), summary[algo].value("max_abs_error_pct", NAN)));
   }
   ctx.note("prediction_errors", summary);
+  if (ctx.unreliable()) {
+    ctx.say("These errors compare a profile and a benchmark measured beside other processes: they say nothing "
+            "about the model. Rerun this step on a quiet machine.");
+  }
   ctx.say("The model's target: median |error| <= 10%, max <= 25% (a quiet machine; check `uptime`).\n"
           "Question: where is the library's error largest, and which mechanism (see docs/cost-model.md) explains it?");
 }

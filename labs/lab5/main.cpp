@@ -29,14 +29,17 @@ const Json& row_at(const Json& doc, int gpus) {
 }
 
 void calibrate(StepContext& ctx) {
-  std::vector<std::string> args{"calibrate", "--profile", profile(ctx)};
+  // --force: the profile stays in the lab's folder, and a busy machine marks this step unreliable
+  // (its JSON's load verdict) instead of stopping the lab.
+  std::vector<std::string> args{"calibrate", "--profile", profile(ctx), "--force", "--json", ctx.out("calibration.json")};
   if (ctx.options().quick) args.push_back("--quick");
-  ctx.run(args);
+  ctx.run(args, ctx.out("calibration.json"));
   ctx.say("\nThe profile holds the collective costs (Lab 3) and the nn engine's own kernel rates per layer\n"
           "kind: what one thread of this CPU computes, measured with the kernels `scalelab train` runs.");
 }
 
 void predict_here(StepContext& ctx) {
+  (void)ctx.earlier(ctx.out("calibration.json"), 1);  // a profile measured on a busy machine predicts the busy machine
   const std::string f = ctx.out("predict-this.json");
   const std::string ranks = fmt::format("1,{}", ctx.options().ranks);
   const Json doc = ctx.run({"simulate", "--workload", "cnn", "--machine", "this", "--gpus", ranks, "--batch-size",
@@ -60,6 +63,7 @@ void measure_here(StepContext& ctx) {
                             std::to_string(kBatch), "--threads", "1", "--no-eval", "--max-steps", std::to_string(steps)},
                            f);
   const Json predicted = ctx.earlier(ctx.out("predict-this.json"), 2);
+  (void)ctx.earlier(ctx.out("calibration.json"), 1);
   Json comparison = Json::array();
   const Json& rows = doc.at("rows");
   for (const Json& r : rows) {

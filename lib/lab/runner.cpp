@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include "core/error.h"
 #include "core/limits.h"
@@ -13,6 +14,18 @@
 namespace scalelab::lab {
 namespace fs = std::filesystem;
 
+namespace {
+
+// Why a command's result was measured on a contended machine (its "load" object's warning), or "".
+std::string contention(const nlohmann::json& result) {
+  if (!result.is_object() || !result.contains("load")) return {};
+  const nlohmann::json& load = result.at("load");
+  if (!load.is_object() || load.value("verdict", std::string()) != "contended") return {};
+  return load.value("warning", std::string("a rank did not get its core"));
+}
+
+}  // namespace
+
 std::string shell_line(const std::vector<std::string>& args) {
   std::string line = "$ scalelab";
   for (const auto& a : args) {
@@ -22,8 +35,22 @@ std::string shell_line(const std::vector<std::string>& args) {
   return line;
 }
 
-StepContext::StepContext(const LabOptions& options, std::string scalelab_bin, int number, nlohmann::json& record)
-    : options_(options), bin_(std::move(scalelab_bin)), number_(number), record_(record) {}
+StepContext::StepContext(const LabOptions& options, std::string scalelab_bin, int number, nlohmann::json& record,
+                         bool timed)
+    : options_(options), bin_(std::move(scalelab_bin)), number_(number), record_(record), timed_(timed) {}
+
+void StepContext::mark_contended(const std::string& what, const nlohmann::json& result) const {
+  const std::string why = contention(result);
+  if (why.empty()) return;
+  if (!timed_) {
+    std::cout << "(Measured beside other processes; this step's lesson does not depend on timings.)\n"
+              << std::flush;
+    return;
+  }
+  record_["unreliable"].push_back(what + ": " + why);
+  std::cout << "Unreliable: " << what << " was measured while other processes took the CPU (" << why << ")\n"
+            << std::flush;
+}
 
 std::string StepContext::out(const std::string& name) const { return (fs::path(options_.out_dir) / name).string(); }
 
@@ -44,6 +71,7 @@ nlohmann::json StepContext::run(const std::vector<std::string>& args, const std:
     entry["result"] = result;
   }
   record_["commands"].push_back(entry);
+  mark_contended(std::string("'").append(line, 2).append("'"), result);
   if (code != 0) {
     throw_runtime("step " + std::to_string(number_) + ": '" + line.substr(2) + "' exited with code " +
                   std::to_string(code) + "; its output above says why");
@@ -57,12 +85,16 @@ nlohmann::json StepContext::earlier(const std::string& json_file, int step) cons
                     std::to_string(number_) + ": it reads " + json_file + ", which is missing; run step " +
                         std::to_string(step) + " first, with the same output folder");
   }
-  return read_json_file(json_file);
+  nlohmann::json doc = read_json_file(json_file);
+  mark_contended(json_file, doc);
+  return doc;
 }
 
 void StepContext::say(const std::string& text) const { std::cout << text << "\n" << std::flush; }
 
 void StepContext::note(const std::string& key, const nlohmann::json& value) { record_["findings"][key] = value; }
+
+bool StepContext::unreliable() const { return record_.contains("unreliable") && !record_["unreliable"].empty(); }
 
 Lab::Lab(std::string name, std::string title) : name_(std::move(name)), title_(std::move(title)) {}
 
@@ -100,6 +132,7 @@ int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
   const double t0 = now_seconds();
   std::cout << "=== " << name_ << ": " << title_ << (o.quick ? " (quick)" : "") << " ===\n";
   int code = 0;
+  std::vector<int> unreliable_steps;
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     const int number = static_cast<int>(i) + 1;
     if (o.only_step != 0 && o.only_step != number) continue;
@@ -110,9 +143,15 @@ int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
                                {"findings", nlohmann::json::object()}};
     const double s0 = now_seconds();
     try {
-      StepContext ctx(o, bin, number, step_record);
+      StepContext ctx(o, bin, number, step_record, step.timed);
       step.body(ctx);
-      step_record["status"] = "passed";
+      step_record["status"] = ctx.unreliable() ? "unreliable" : "passed";
+      if (ctx.unreliable()) {
+        unreliable_steps.push_back(number);
+        std::cout << "\nStep " << number << " is unreliable, not passed: it measured while a rank did not get its "
+                     "core, so its numbers describe the other processes on this machine, not the lesson\n"
+                  << std::flush;
+      }
     } catch (const Error& e) {
       const std::string message = describe ? describe(e) : std::string(e.what());
       step_record["status"] = "failed";
@@ -125,10 +164,20 @@ int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
     if (code != 0) break;
   }
   record["seconds"] = now_seconds() - t0;
-  record["status"] = code == 0 ? "passed" : "failed";
+  record["status"] = code != 0 ? "failed" : unreliable_steps.empty() ? "passed" : "unreliable";
+  record["unreliable_steps"] = unreliable_steps;
   write_json_file(o.json, record);
   std::cout << "\n" << name_ << (code == 0 ? " finished" : " stopped") << " in "
             << static_cast<int>(now_seconds() - t0) << " s; record: " << o.json << "\n";
+  if (!unreliable_steps.empty()) {
+    std::string list;
+    for (const int n : unreliable_steps) list += (list.empty() ? "" : ", ") + std::to_string(n);
+    std::cout << name_ << ": step" << (unreliable_steps.size() == 1 ? " " : "s ") << list
+              << " measured while other processes took the CPU, so "
+              << (unreliable_steps.size() == 1 ? "its numbers are" : "their numbers are")
+              << " unreliable and do not show the lessons; rerun when `uptime` shows a load average well below this "
+                 "machine's cores\n";
+  }
   return code;
 }
 

@@ -5,6 +5,10 @@
 // end the lab writes one JSON record of every step: inputs, commands, exit codes, times, results,
 // versions and the machine (docs/results-schema.md, "scalelab.lab").
 //
+// A command whose JSON says a rank did not get its core (its "load" verdict is "contended") makes
+// its step "unreliable" instead of "passed": the lab says so after the command, at the end of the
+// step and in its last line, since numbers measured beside other processes teach the wrong lesson.
+//
 // This library knows a lab's parameters (LabOptions) by their own names; errors about one name it
 // that way (core/error.h's throw_parameter: "only_step 9: ..."). Reading them from a command
 // line, and the flags that set them, belong to the lab executables (labs/common/lab_main.h,
@@ -39,29 +43,40 @@ struct Step {
   std::string title;
   std::string explanation;  // printed before the step runs, wrapped as written
   std::function<void(StepContext&)> body;
+  // Its lesson rests on timings: a command or an earlier file measured on a contended machine
+  // makes it unreliable. false for lessons that timings cannot change (test accuracy).
+  bool timed = true;
 };
 
 class StepContext {
  public:
-  StepContext(const LabOptions& options, std::string scalelab_bin, int number, nlohmann::json& record);
+  StepContext(const LabOptions& options, std::string scalelab_bin, int number, nlohmann::json& record,
+              bool timed = true);
   [[nodiscard]] const LabOptions& options() const { return options_; }
   [[nodiscard]] int number() const { return number_; }
   // A path inside the output folder.
   [[nodiscard]] std::string out(const std::string& name) const;
   // Runs `scalelab <args...>`, printing it first; a non-zero exit is a runtime error naming the
-  // command. When `json_file` is given, returns its parsed content (else null).
+  // command. When `json_file` is given, returns its parsed content (else null); when that says
+  // the machine was contended, a timed step becomes unreliable (unreliable()).
   nlohmann::json run(const std::vector<std::string>& args, const std::string& json_file = "");
-  // Reads a JSON file an earlier step wrote; if it is missing, says which step to run first.
+  // Reads a JSON file an earlier step wrote; if it is missing, says which step to run first. A
+  // file measured on a contended machine makes a timed step unreliable too.
   [[nodiscard]] nlohmann::json earlier(const std::string& json_file, int step) const;
   // Prints text (a finding, a question) and records findings under the step's "findings".
   void say(const std::string& text) const;
   void note(const std::string& key, const nlohmann::json& value);
+  // True once a command of this step measured on a contended machine.
+  [[nodiscard]] bool unreliable() const;
 
  private:
   const LabOptions& options_;
   std::string bin_;
   int number_;
   nlohmann::json& record_;
+  bool timed_;
+  // Records `what` (a command or file) as measured on a contended machine, when this step is timed.
+  void mark_contended(const std::string& what, const nlohmann::json& result) const;
 };
 
 class Lab {
