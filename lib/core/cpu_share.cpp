@@ -134,6 +134,8 @@ LoadSummary summarize_load(const std::vector<RankLoad>& ranks) {
   const RankLoad* worst = nullptr;
   double steal = -1, load = -1;
   for (const RankLoad& r : ranks) {
+    if (r.wall_s < kMinJudgedSeconds) continue;
+    s.judged = true;
     if (rank_contended(r) && (worst == nullptr || r.cpu_share < worst->cpu_share)) worst = &r;
     steal = std::max(steal, r.steal_fraction);
     load = std::max({load, r.load_average_start, r.load_average_end});
@@ -181,7 +183,7 @@ nlohmann::json load_json(const std::vector<RankLoad>& ranks) {
           {"load_average_end", or_null(end)},
           {"threshold_wait_fraction", kContendedWaitFraction},
           {"threshold_steal_fraction", kContendedStealFraction},
-          {"verdict", s.contended ? "contended" : "quiet"},
+          {"verdict", s.contended ? "contended" : s.judged ? "quiet" : "too_short"},
           {"warning", s.contended ? nlohmann::json(s.warning) : nlohmann::json(nullptr)}};
 }
 

@@ -38,6 +38,11 @@ inline constexpr double kContendedCpuShare = 1.0 - kContendedWaitFraction;
 // hypervisor rarely takes more than a few percent from an idle neighbour's host.
 inline constexpr double kContendedStealFraction = 0.10;
 
+// Measurements shorter than this are not judged (verdict "too_short"): the scheduler hands out
+// timeslices of a few milliseconds, so over a fraction of a second one slice given to another
+// process moves the wait fraction by tens of percent; such runs' timings mean little anyway.
+inline constexpr double kMinJudgedSeconds = 1.0;
+
 // One /proc/<pid>/task/<tid>/schedstat line: "run_ns wait_ns timeslices".
 struct SchedStat {
   double run_s = 0;   // time on a CPU
@@ -84,12 +89,14 @@ struct RankLoad {
 
 // The verdict over every rank, and the one warning line to print when contended.
 struct LoadSummary {
+  bool judged = false;     // some rank measured at least kMinJudgedSeconds
   bool contended = false;
   std::string warning;  // "rank 1 received 41% of a core ...; these timings do not describe this machine"
 };
 [[nodiscard]] LoadSummary summarize_load(const std::vector<RankLoad>& ranks);
 // The "load" object of a result file (docs/results-schema.md): per rank figures, steal, the load
-// average at start and end, thresholds, verdict ("quiet" or "contended") and warning.
+// average at start and end, thresholds, verdict ("quiet", "contended", or "too_short"
+// when every rank measured less than kMinJudgedSeconds) and warning.
 [[nodiscard]] nlohmann::json load_json(const std::vector<RankLoad>& ranks);
 
 // Samples at construction; stop() returns this rank's figures since then.

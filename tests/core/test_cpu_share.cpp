@@ -141,6 +141,19 @@ TEST(SummarizeLoad, StealAboveItsThresholdIsContended) {
   EXPECT_NE(s.warning.find("30% of the CPUs' time (steal)"), std::string::npos) << s.warning;
 }
 
+TEST(SummarizeLoad, AMeasurementTooShortToJudgeIsNotCalledContended) {
+  RankLoad brief = rank(0, 0.6, 0.3);
+  brief.wall_s = kMinJudgedSeconds / 2;  // a timeslice or two of another process: no verdict
+  const LoadSummary s = summarize_load({brief});
+  EXPECT_FALSE(s.judged);
+  EXPECT_FALSE(s.contended);
+  EXPECT_EQ(load_json({brief}).at("verdict"), "too_short");
+  // One rank long enough is judged on its own figures.
+  const LoadSummary mixed = summarize_load({brief, rank(1, 0.6)});
+  EXPECT_TRUE(mixed.contended);
+  EXPECT_EQ(mixed.warning.rfind("rank 1 received", 0), 0u) << mixed.warning;
+}
+
 TEST(LoadJson, RecordsEveryRankAndTheVerdict) {
   const nlohmann::json j = load_json({rank(0, 0.05), rank(1, 0.6, 0.02)});
   EXPECT_EQ(j.at("verdict"), "contended");
