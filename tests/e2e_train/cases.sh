@@ -157,7 +157,8 @@ case $CASE in
     [ "$(json f.json "d['config']['bucket_cap_bytes']")" = 1024 ] || fail "--fusion-threshold 1K sets 1024 bytes"
     "$SCALELAB" train --dataset synthetic --model trivial --epochs 1 --max-steps 2 --no-eval --quiet \
         --bucket-cap=2K --json b.json > out.txt 2> err.txt || { cat out.txt err.txt; fail "--bucket-cap"; }
-    [ ! -s err.txt ] || fail "--bucket-cap printed on stderr"
+    # Nothing on stderr but, on a busy host, the load warning.
+    ! grep -v "these timings do not describe this machine" err.txt | grep -q . || fail "--bucket-cap printed on stderr"
     [ "$(json b.json "d['config']['bucket_cap_bytes']")" = 2048 ] || fail "--bucket-cap=2K sets 2048 bytes"
     expect_error 2 "^error: --bucket-cap: unknown size suffix" -- "$SCALELAB" train --fusion-threshold=12Q
     grep -qx "scalelab train: --fusion-threshold is deprecated; use --bucket-cap" err.txt || fail "notice with ="
