@@ -3,6 +3,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <memory>
 
@@ -15,6 +16,8 @@ constexpr std::uint32_t kImagesMagic = 0x00000803;
 constexpr std::uint32_t kLabelsMagic = 0x00000801;
 // Limits that catch a garbage header before it asks for gigabytes.
 constexpr std::uint64_t kMaxBytes = std::uint64_t{4} << 30;
+// The most memory taken on the header's word alone; beyond it the buffer grows as data arrives.
+constexpr std::uint64_t kEagerBytes = std::uint64_t{16} << 20;
 
 struct GzCloser {
   void operator()(gzFile_s* f) const { gzclose(f); }
@@ -28,8 +31,10 @@ GzFile open_read(const std::string& path) {
   return f;
 }
 
-// Reads exactly `n` bytes or throws naming the file ("truncated" or zlib's complaint).
-void read_exact(gzFile_s* f, const std::string& path, void* dst, std::uint64_t n, const char* what) {
+// Reads exactly `n` bytes or throws naming the file ("truncated" or zlib's complaint). The bytes
+// are part `offset` onwards of a `total`-byte item (the message counts in the item's terms).
+void read_exact(gzFile_s* f, const std::string& path, void* dst, std::uint64_t n, const char* what,
+                std::uint64_t offset = 0, std::uint64_t total = 0) {
   auto* out = static_cast<std::uint8_t*>(dst);
   std::uint64_t done = 0;
   while (done < n) {
@@ -41,10 +46,23 @@ void read_exact(gzFile_s* f, const std::string& path, void* dst, std::uint64_t n
       throw_input(path + ": corrupt compressed data while reading " + what + " (" + msg + ")");
     }
     if (got == 0) {
-      throw_input(path + ": truncated: " + what + " needs " + std::to_string(n) + " bytes but the file ends after " +
-                  std::to_string(done));
+      throw_input(path + ": truncated: " + what + " needs " + std::to_string(total > 0 ? total : n) +
+                  " bytes but the file ends after " + std::to_string(offset + done));
     }
     done += static_cast<std::uint64_t>(got);
+  }
+}
+
+// Reads the `n` bytes the header announced into `out`: at most kEagerBytes are allocated before
+// they are read, then the buffer doubles as data arrives, so a header announcing gigabytes in a
+// short file costs about what the file holds, not what the header says.
+void read_payload(gzFile_s* f, const std::string& path, std::vector<std::uint8_t>& out, std::uint64_t n, const char* what) {
+  out.resize(std::min(n, kEagerBytes));
+  read_exact(f, path, out.data(), out.size(), what, 0, n);
+  while (out.size() < n) {
+    const std::uint64_t done = out.size();
+    out.resize(std::min(n, 2 * done));
+    read_exact(f, path, out.data() + done, out.size() - done, what, done, n);
   }
 }
 
@@ -100,8 +118,7 @@ IdxImages read_idx_images(const std::string& path) {
     throw_input(path + ": implausible dimensions " + std::to_string(img.count) + " x " + std::to_string(img.rows) + " x " +
                 std::to_string(img.cols) + " in the header");
   }
-  img.pixels.resize(bytes);
-  read_exact(f.get(), path, img.pixels.data(), bytes, "the pixels");
+  read_payload(f.get(), path, img.pixels, bytes, "the pixels");
   expect_end(f.get(), path);
   return img;
 }
@@ -114,8 +131,8 @@ std::vector<std::uint8_t> read_idx_labels(const std::string& path) {
   }
   const std::uint32_t count = read_be32(f.get(), path, "the header");
   if (count > kMaxBytes) throw_input(path + ": implausible label count " + std::to_string(count));
-  std::vector<std::uint8_t> labels(count);
-  read_exact(f.get(), path, labels.data(), count, "the labels");
+  std::vector<std::uint8_t> labels;
+  read_payload(f.get(), path, labels, count, "the labels");
   expect_end(f.get(), path);
   return labels;
 }
