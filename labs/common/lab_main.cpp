@@ -8,6 +8,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "core/option_error.h"
+
 namespace scalelab::labs {
 namespace po = boost::program_options;
 
@@ -66,8 +68,8 @@ int lab_main(const lab::Lab& lab, int argc, char** argv) {
       return 0;
     }
     return lab.run(o, command, lab_message);
-  } catch (const po::error& e) {
-    std::cerr << "error: " << name << ": " << e.what() << "; see '" << name << " --help'\n";
+  } catch (po::error& e) {
+    std::cerr << "error: " << name << ": " << option_error_message(e) << "; see '" << name << " --help'\n";
     return 2;
   } catch (const Error& e) {
     std::cerr << "error: " << name << ": " << lab_message(e) << "\n";
