@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -41,6 +42,17 @@ std::string default_profile_path() {
 }
 
 namespace {
+
+// An integer field, `fallback` when absent. A fraction or a number beyond int is a damaged profile
+// (nlohmann would convert 1e300 to int with undefined behaviour).
+int int_field(const nlohmann::json& j, const char* key, int fallback, const std::string& origin) {
+  const auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (!it->is_number_integer() || *it < std::numeric_limits<int>::min() || *it > std::numeric_limits<int>::max()) {
+    throw_input(origin + ": \"" + key + "\" is not an integer; run 'scalelab calibrate' again");
+  }
+  return it->get<int>();
+}
 
 nlohmann::json table_json(const SizeTable& t) {
   nlohmann::json a = nlohmann::json::array();
@@ -127,8 +139,8 @@ ComputeRates compute_from(const nlohmann::json& j, const std::string& origin) {
     return c;
   }
   c.blas = x.value("blas", std::string());
-  c.threads = x.value("threads", 1);
-  c.batch = x.value("batch", 0);
+  c.threads = int_field(x, "threads", 1, origin);
+  c.batch = int_field(x, "batch", 0, origin);
   c.conv_flops_per_s = x.at("conv_gflops_per_s").get<double>() * 1e9;
   c.matmul_flops_per_s = x.at("matmul_gflops_per_s").get<double>() * 1e9;
   c.elementwise_bytes_per_s = x.at("elementwise_GBps").get<double>() * 1e9;
@@ -166,7 +178,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
   try {
     const nlohmann::json& j = doc.contains("profile") ? doc["profile"] : doc;
     Profile p;
-    p.ranks = j.value("ranks", 2);
+    p.ranks = int_field(j, "ranks", 2, origin);
     p.host = j.value("host", std::string());
     p.cpu_model = j.value("cpu_model", std::string());
     p.mpi_library = j.value("mpi_library", std::string());
