@@ -1,7 +1,9 @@
 // Machine-file parser and checks (see machine_file.h and docs/machine-format.md).
 #include "topo/machine_file.h"
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <queue>
 #include <set>
 
@@ -41,6 +43,17 @@ double get_number(const Ctx& c, const json& j, const std::string& entry, const c
   return v;
 }
 
+// A whole count (cores, links, lanes, nodes): a fraction, or a number beyond int (which the cast
+// to int would turn into undefined behaviour), is named.
+int get_count(const Ctx& c, const json& j, const std::string& entry, const char* key, int fallback) {
+  const double v = get_number(c, j, entry, key, fallback);
+  if (v != std::floor(v) || v > std::numeric_limits<int>::max()) {
+    c.fail(entry, std::string("\"") + key + "\" is " + j[key].dump() + "; give a whole number up to " +
+                      std::to_string(std::numeric_limits<int>::max()));
+  }
+  return static_cast<int>(v);
+}
+
 Device parse_device(const Ctx& c, const json& j, const std::string& entry) {
   if (!j.is_object()) c.fail(entry, "must be an object");
   Device d;
@@ -56,7 +69,7 @@ Device parse_device(const Ctx& c, const json& j, const std::string& entry) {
   d.fp16_tflops = get_number(c, j, e, "fp16_tflops", 0);
   d.mem_bw_GBps = get_number(c, j, e, "mem_bw_GBps", 0);
   d.memory_GiB = get_number(c, j, e, "memory_GiB", 0);
-  d.cores = static_cast<int>(get_number(c, j, e, "cores", 0));
+  d.cores = get_count(c, j, e, "cores", 0);
   d.generation = get_string(c, j, e, "generation", false);
   return d;
 }
@@ -68,8 +81,8 @@ LinkSpec parse_spec(const Ctx& c, const json& j, const std::string& entry) {
   if (!t) c.fail(entry, "unknown link type '" + type + "'; use nvlink, xgmi, pcie, qpi, upi, amd-fabric, infiniband or ethernet");
   s.type = *t;
   s.generation = get_string(c, j, entry, "gen", true);
-  s.count = static_cast<int>(get_number(c, j, entry, "count", 1));
-  s.width = static_cast<int>(get_number(c, j, entry, "width", 16));
+  s.count = get_count(c, j, entry, "count", 1);
+  s.width = get_count(c, j, entry, "width", 16);
   if (s.count < 1) c.fail(entry, "\"count\" must be at least 1");
   if (s.width < 1) c.fail(entry, "\"width\" must be at least 1");
   if (j.contains("bw_GBps")) {
@@ -135,7 +148,7 @@ Machine parse_machine(const json& doc, const std::string& origin) {
   if (doc.contains("sources")) {
     for (const auto& s : doc["sources"]) m.sources.push_back(s.is_string() ? s.get<std::string>() : s.dump());
   }
-  m.nodes = static_cast<int>(get_number(c, doc, "top level", "nodes", 1));
+  m.nodes = get_count(c, doc, "top level", "nodes", 1);
   if (m.nodes < 1) c.fail("top level", "\"nodes\" must be at least 1");
   if (!doc.contains("devices") || !doc["devices"].is_array()) c.fail("top level", "missing \"devices\" (an array)");
   std::set<std::string> ids;
