@@ -17,6 +17,22 @@ if(SCALELAB_SANITIZE)
     $<$<COMPILE_LANGUAGE:CXX>:-Wno-uninitialized -Wno-maybe-uninitialized>)
   target_link_options(scalelab_options INTERFACE -fsanitize=address,undefined)
 endif()
+if(SCALELAB_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "SCALELAB_FUZZ needs clang (libFuzzer): configure with the fuzz preset or CMAKE_CXX_COMPILER=clang++")
+  endif()
+  # Coverage instrumentation for libFuzzer in every library; the fuzz executables link the
+  # fuzzer's main (tests/fuzz/CMakeLists.txt).
+  target_compile_options(scalelab_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
+  target_link_options(scalelab_options INTERFACE -fsanitize=address,undefined)
+endif()
+if(SCALELAB_TSAN)
+  target_compile_options(scalelab_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=thread -fno-omit-frame-pointer>
+    # The same GCC 12 false positive in Eigen's AVX-512 header as under ASan (above).
+    $<$<COMPILE_LANG_AND_ID:CXX,GNU>:-Wno-uninitialized -Wno-maybe-uninitialized>)
+  target_link_options(scalelab_options INTERFACE -fsanitize=thread)
+endif()
 target_compile_definitions(scalelab_options INTERFACE
   SCALELAB_VERSION="${PROJECT_VERSION}"
   $<$<BOOL:${SCALELAB_HAVE_CUDA}>:SCALELAB_HAVE_CUDA=1>

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/launch_env.h"
+#include "core/option_error.h"
 #include "core/output_path.h"
 
 namespace scalelab::cli {
@@ -100,8 +101,8 @@ std::optional<po::variables_map> parse(const Args& args, const std::string& usag
       return std::nullopt;
     }
     po::notify(vm);
-  } catch (const po::error& e) {
-    usage_error(args, e.what());
+  } catch (po::error& e) {
+    usage_error(args, option_error_message(e));
   }
   return vm;
 }

@@ -156,16 +156,9 @@ void report(const nlohmann::json& records, double target, const std::string& cha
 }
 
 int from_files(const Parsed& p, const Args& args) {
-  nlohmann::json records = nlohmann::json::array();
-  double target = p.settings.target_accuracy;
-  for (const auto& f : p.from) {
-    const nlohmann::json doc = read_json_file(f);
-    if (doc.value("schema", "") != "scalelab.converge") {
-      throw_input(f + ": not a scalelab converge record (schema '" + doc.value("schema", "") + "'); write one with --json");
-    }
-    target = doc["settings"].value("target_accuracy", target);
-    for (const auto& r : doc["configurations"]) records.push_back(r);
-  }
+  const ConvergeRecords read = read_converge_records(p.from, p.settings.target_accuracy);
+  const nlohmann::json& records = read.configurations;
+  const double target = read.target_accuracy;
   report(records, target, p.charts);
   if (!p.json.empty()) {
     nlohmann::json doc = make_envelope("converge", 1, args.full);

@@ -5,10 +5,94 @@
 
 #include <fmt/format.h>
 
+#include "core/error.h"
+#include "core/results.h"
 #include "report/chart.h"
 #include "report/table.h"
 
 namespace scalelab::cli {
+namespace {
+
+// Checks that `r[key]` exists and has the type the table and charts read; `where` names the entry.
+enum class Field { string, integer, number, integer_or_null, number_or_null };
+
+void check_field(const nlohmann::json& r, const char* key, Field f, const std::string& where) {
+  const auto it = r.find(key);
+  bool ok = it != r.end();
+  if (ok) {
+    switch (f) {
+      case Field::string: ok = it->is_string(); break;
+      case Field::integer: ok = it->is_number_integer(); break;
+      case Field::number: ok = it->is_number(); break;
+      case Field::integer_or_null: ok = it->is_null() || it->is_number_integer(); break;
+      case Field::number_or_null: ok = it->is_null() || it->is_number(); break;
+    }
+  }
+  if (!ok) {
+    const char* type = f == Field::string ? "a string" : f == Field::integer ? "an integer" : f == Field::number ? "a number"
+                       : f == Field::integer_or_null ? "an integer or null" : "a number or null";
+    throw_input(where + ": \"" + key + "\" is " + (it == r.end() ? "missing" : "not " + std::string(type)) +
+                "; give files written by scalelab converge --json");
+  }
+}
+
+void check_configuration(const nlohmann::json& r, const std::string& where) {
+  if (!r.is_object()) throw_input(where + ": not an object; give files written by scalelab converge --json");
+  check_field(r, "name", Field::string, where);
+  check_field(r, "optimizer", Field::string, where);
+  check_field(r, "global_batch", Field::integer, where);
+  check_field(r, "workers", Field::integer, where);
+  check_field(r, "peak_lr", Field::number, where);
+  check_field(r, "final_test_accuracy", Field::number, where);
+  check_field(r, "final_test_loss", Field::number, where);
+  check_field(r, "train_seconds", Field::number, where);
+  check_field(r, "epochs_to_target", Field::integer_or_null, where);
+  check_field(r, "seconds_to_target", Field::number_or_null, where);
+  const auto epochs = r.find("epochs");
+  if (epochs == r.end() || !epochs->is_array()) {
+    throw_input(where + ": \"epochs\" is missing or not an array; give files written by scalelab converge --json");
+  }
+  for (std::size_t i = 0; i < epochs->size(); ++i) {
+    const nlohmann::json& e = (*epochs)[i];
+    const std::string at = where + ".epochs[" + std::to_string(i) + "]";
+    if (!e.is_object()) throw_input(at + ": not an object; give files written by scalelab converge --json");
+    check_field(e, "epoch", Field::number, at);
+    check_field(e, "train_seconds", Field::number, at);
+    check_field(e, "test_accuracy", Field::number_or_null, at);
+    check_field(e, "test_loss", Field::number_or_null, at);
+  }
+}
+
+}  // namespace
+
+ConvergeRecords read_converge_records(const std::vector<std::string>& files, double target_accuracy) {
+  ConvergeRecords out;
+  out.target_accuracy = target_accuracy;
+  for (const auto& f : files) {
+    const nlohmann::json doc = read_json_file(f);
+    const auto schema = doc.is_object() ? doc.find("schema") : doc.end();
+    const std::string name = schema != doc.end() && schema->is_string() ? schema->get<std::string>() : "";
+    if (name != "scalelab.converge") {
+      throw_input(f + ": not a scalelab converge record (schema '" + name + "'); write one with --json");
+    }
+    if (const auto settings = doc.find("settings"); settings != doc.end()) {
+      if (!settings->is_object()) throw_input(f + ": \"settings\" is not an object; give files written by scalelab converge --json");
+      if (settings->contains("target_accuracy")) {
+        check_field(*settings, "target_accuracy", Field::number, f + ": settings");
+        out.target_accuracy = (*settings)["target_accuracy"].get<double>();
+      }
+    }
+    const auto configurations = doc.find("configurations");
+    if (configurations == doc.end() || !configurations->is_array()) {
+      throw_input(f + ": \"configurations\" is missing or not an array; give files written by scalelab converge --json");
+    }
+    for (std::size_t i = 0; i < configurations->size(); ++i) {
+      check_configuration((*configurations)[i], f + ": configurations[" + std::to_string(i) + "]");
+      out.configurations.push_back((*configurations)[i]);
+    }
+  }
+  return out;
+}
 
 nlohmann::json converge_record(const ConvergeRun& run, const optim::LrSchedule& schedule,
                                const train::TrainConfig& config, const train::TrainResult& result,

@@ -25,6 +25,16 @@ namespace scalelab::cli {
                                              const train::TrainConfig& config, const train::TrainResult& result,
                                              double target_accuracy);
 
+// Earlier runs' records read back (`scalelab converge --from`): every file's configurations in
+// order, and the target accuracy of the last file that names one (else `target_accuracy`). A file
+// that is not a converge record, or a configuration lacking a field the table and charts use (or
+// holding it as another type), is an input error naming the file and the entry.
+struct ConvergeRecords {
+  nlohmann::json configurations = nlohmann::json::array();
+  double target_accuracy = 0;
+};
+[[nodiscard]] ConvergeRecords read_converge_records(const std::vector<std::string>& files, double target_accuracy);
+
 // Prints the table of `records` (an array of converge_record()s). The gap column is against the
 // record named "baseline" when present.
 void print_converge_table(std::ostream& out, const nlohmann::json& records, double target_accuracy);

@@ -8,6 +8,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "core/option_error.h"
 #include "core/output_path.h"
 
 namespace scalelab::labs {
@@ -77,8 +78,8 @@ int lab_main(const lab::Lab& lab, int argc, char** argv) {
     prepare_output_folder("out_dir", o.out_dir);
     check_output_file("json", o.json);
     return lab.run(o, command, lab_message);
-  } catch (const po::error& e) {
-    std::cerr << "error: " << name << ": " << e.what() << "; see '" << name << " --help'\n";
+  } catch (po::error& e) {
+    std::cerr << "error: " << name << ": " << option_error_message(e) << "; see '" << name << " --help'\n";
     return 2;
   } catch (const Error& e) {
     std::cerr << "error: " << name << ": " << lab_message(e) << "\n";

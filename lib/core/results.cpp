@@ -40,7 +40,7 @@ nlohmann::json read_json_file(const std::string& path) {
   if (!in) throw_input(path + ": cannot open; check the path");
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number beyond double
     throw_input(path + ": not valid JSON (" + std::string(e.what()) + ")");
   }
 }

@@ -24,7 +24,8 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
   else if (suffix == "T" || suffix == "t" || suffix == "TiB" || suffix == "TB") mult = 1024.0 * 1024.0 * 1024.0 * 1024.0;
   else throw_usage(std::string(what) + ": unknown size suffix in '" + shown + "'; use K, M, G or T (powers of 1024)");
   const double bytes = value * mult;
-  if (bytes > 1.8e19) throw_usage(std::string(what) + ": '" + shown + "' is too large");
+  // 2^63 and above is past llround's range (its result would be meaningless, not an error).
+  if (bytes >= 9223372036854775808.0) throw_usage(std::string(what) + ": '" + shown + "' is too large; give less than 8388608T");
   return static_cast<std::uint64_t>(std::llround(bytes));
 }
 

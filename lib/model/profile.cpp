@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +44,8 @@ std::string default_profile_path() {
 
 namespace {
 
+// An integer field, `fallback` when absent. A fraction or a number beyond int is a damaged profile
+// (nlohmann would convert 1e300 to int with undefined behaviour).
 nlohmann::json table_json(const SizeTable& t) {
   nlohmann::json a = nlohmann::json::array();
   for (std::size_t i = 0; i < t.bytes.size(); ++i) a.push_back({{"bytes", t.bytes[i]}, {"us", t.seconds[i] * 1e6}});
@@ -72,6 +75,21 @@ double number(const nlohmann::json& j, const char* key, const std::string& origi
     bad_field(origin, field, std::string("is ") + text + "; it must be " + (strict ? "above " : "at least ") + (text + 32));
   }
   return x;
+}
+
+// A whole number at j[key], from `min` to the largest int (a fraction, or a number beyond int,
+// which the cast would turn into undefined behaviour, is named); `fallback` when absent.
+int whole(const nlohmann::json& j, const char* key, const std::string& origin, const std::string& field, int min,
+          int fallback) {
+  if (!j.contains(key)) return fallback;
+  const double x = number(j, key, origin, field, min, false);
+  if (x != std::floor(x) || x > std::numeric_limits<int>::max()) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", x);
+    bad_field(origin, field, std::string("is ") + text + "; it must be a whole number up to " +
+                                 std::to_string(std::numeric_limits<int>::max()));
+  }
+  return static_cast<int>(x);
 }
 
 // A {bytes, us} table: at least one row, sizes strictly ascending, sizes and times positive.
@@ -159,8 +177,8 @@ ComputeRates compute_from(const nlohmann::json& j, const std::string& origin) {
     return c;
   }
   c.blas = x.value("blas", std::string());
-  c.threads = static_cast<int>(number(x, "threads", origin, "compute.threads", 1, false, 1.0));
-  c.batch = static_cast<int>(number(x, "batch", origin, "compute.batch", 0, false, 0.0));
+  c.threads = whole(x, "threads", origin, "compute.threads", 1, 1);
+  c.batch = whole(x, "batch", origin, "compute.batch", 0, 0);
   c.conv_flops_per_s = number(x, "conv_gflops_per_s", origin, "compute.conv_gflops_per_s", 0, true) * 1e9;
   c.matmul_flops_per_s = number(x, "matmul_gflops_per_s", origin, "compute.matmul_gflops_per_s", 0, true) * 1e9;
   c.elementwise_bytes_per_s = number(x, "elementwise_GBps", origin, "compute.elementwise_GBps", 0, true) * 1e9;
@@ -215,8 +233,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     const nlohmann::json& j = doc.contains("profile") ? doc["profile"] : doc;
     if (!j.is_object()) bad_field(origin, "profile", "is not an object");
     Profile p;
-    p.ranks = static_cast<int>(number(j, "ranks", origin, "ranks", 2, false, 2.0));
-    if (p.ranks != j.value("ranks", 2.0)) bad_field(origin, "ranks", "is not a whole number");
+    p.ranks = whole(j, "ranks", origin, "ranks", 2, 2);
     p.host = j.value("host", std::string());
     p.cpu_model = j.value("cpu_model", std::string());
     p.mpi_library = j.value("mpi_library", std::string());

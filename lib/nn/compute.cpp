@@ -88,6 +88,12 @@ Pool& pool() {
 
 void set_compute_threads(int n) {
   if (n < 1) throw_parameter(ErrorKind::usage, "threads", std::to_string(n) + ": the thread count must be at least 1");
+  // The local backend's ranks are threads of one process and each rank's Trainer sets the count:
+  // Eigen's and the BLAS's settings are plain globals, so they are written one at a time, and not
+  // again when the count is already the one asked for (another rank may be multiplying by then).
+  static std::mutex mu;
+  const std::lock_guard<std::mutex> lock(mu);
+  if (g_threads.load() == n) return;
   g_threads = n;
   blas_set_threads(n);
   pool().ensure(static_cast<std::size_t>(n));

@@ -23,7 +23,7 @@ Workload parse_text(const std::string& text, const std::string& where) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number beyond double
     throw_input(where + ": not valid JSON (" + std::string(e.what()) + "); fix the syntax (docs/workload-format.md)");
   }
   return workload_from_json(j, where);

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <queue>
 #include <set>
 
@@ -244,7 +245,7 @@ Machine load_machine_file(const std::string& path) {
   json doc;
   try {
     doc = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number beyond double
     throw_input(path + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   return parse_machine(doc, path);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <span>
 
 #include <nlohmann/json.hpp>
@@ -169,44 +170,66 @@ CheckpointMeta load_checkpoint(const std::string& path, const std::string& model
   if (stored != fnv.h) bad("checksum mismatch: the file is truncated or damaged");
   std::uint64_t len = 0;
   std::memcpy(&len, bytes.data() + kMagicLen, 8);
+  if (len > bytes.size() - 8 - kMagicLen - 8) bad("header length runs past the end of the file");
   const std::size_t body = kMagicLen + 8 + len;
-  if (body > bytes.size() - 8) bad("header length runs past the end of the file");
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(bytes.substr(kMagicLen + 8, len));
   } catch (const nlohmann::json::exception& e) {
     bad(std::string("unreadable header (") + e.what() + ")");
   }
-  const int format = header.value("format", 0);
-  if (format < kOldestFormat || format > kFormat) {
-    bad("checkpoint format " + header.value("format", nlohmann::json(0)).dump() + " is not one this scalelab reads (" +
+  // The header's fields as save_checkpoint writes them: a missing or mistyped one is a damaged file.
+  if (!header.is_object()) bad("unreadable header (not a JSON object)");
+  const auto text = [&](const char* key) {
+    const auto it = header.find(key);
+    if (it == header.end() || !it->is_string()) bad(std::string("header field \"") + key + "\" is missing or not text");
+    return it->get<std::string>();
+  };
+  const auto count = [&](const char* key) {
+    const auto it = header.find(key);
+    if (it == header.end() || !it->is_number_unsigned() || it->get<std::uint64_t>() > std::uint64_t{std::numeric_limits<std::int64_t>::max()}) {
+      bad(std::string("header field \"") + key + "\" is missing or not a count");
+    }
+    return it->get<std::uint64_t>();
+  };
+  const auto f = header.find("format");
+  if (f == header.end() || !f->is_number_unsigned() || f->get<std::uint64_t>() < std::uint64_t{kOldestFormat} ||
+      f->get<std::uint64_t>() > std::uint64_t{kFormat}) {
+    bad("checkpoint format " + (f == header.end() ? std::string("(none)") : f->dump()) + " is not one this scalelab reads (" +
         std::to_string(kOldestFormat) + " to " + std::to_string(kFormat) + "); start afresh or use the scalelab that wrote it");
   }
-  const std::string ck_model = header.value("model", "");
+  const int format = static_cast<int>(f->get<std::uint64_t>());
+  const std::string ck_model = text("model");
   if (ck_model != model) bad("holds model '" + ck_model + "' but this run's model is '" + model + "'");
-  if (header.value("layout", "") != params.layout_signature()) {
+  if (text("layout") != params.layout_signature()) {
     bad("the model's tensor shapes differ from the checkpoint's (different dataset or classes?)");
   }
   optimizer.bind(params);
-  const std::string ck_opt = header.value("optimizer", "");
-  if (ck_opt != optimizer.name() || header.value("optimizer_state", std::size_t{0}) != optimizer.state().size()) {
+  const std::string ck_opt = text("optimizer");
+  if (ck_opt != optimizer.name() || count("optimizer_state") != optimizer.state().size()) {
     bad("holds optimizer '" + ck_opt + "' but this run's optimizer is '" + optimizer.name() + "'");
   }
   const std::size_t nv = params.values().size_bytes(), ns = params.state().size_bytes(),
                     no = optimizer.state().size_bytes();
-  if (header.value("state", std::size_t{0}) * 4 != ns || body + nv + ns + no + 8 != bytes.size()) {
+  if (count("state") * 4 != ns || body + nv + ns + no + 8 != bytes.size()) {
     bad("its size does not match the model and optimizer it names");
   }
+  const auto optimizer_steps = static_cast<std::int64_t>(count("optimizer_steps"));
+  const CheckpointCounters counters{static_cast<std::int64_t>(count("epochs_done")),
+                                    static_cast<std::int64_t>(count("global_step"))};
   std::memcpy(params.values().data(), bytes.data() + body, nv);
   std::memcpy(params.state().data(), bytes.data() + body + nv, ns);
   std::memcpy(optimizer.state().data(), bytes.data() + body + nv + ns, no);
-  optimizer.set_step_count(header.value("optimizer_steps", std::int64_t{0}));
-  CheckpointMeta meta{ck_model,
-                      ck_opt,
-                      {header.value("epochs_done", std::int64_t{0}), header.value("global_step", std::int64_t{0}),
-                       format >= 2 ? header.value("training_forwards", std::int64_t{0}) : std::int64_t{-1}},
-                      header.value("seed", std::uint64_t{0}),
-                      format};
+  optimizer.set_step_count(optimizer_steps);
+  // Format 1 did not record the training forwards nor the seed: -1 and 0 say so.
+  const std::int64_t forwards = format >= 2 ? static_cast<std::int64_t>(count("training_forwards")) : std::int64_t{-1};
+  std::uint64_t seed = 0;
+  if (format >= 2) {  // any 64-bit value
+    const auto it = header.find("seed");
+    if (it == header.end() || !it->is_number_unsigned()) bad("header field \"seed\" is missing or not a count");
+    seed = it->get<std::uint64_t>();
+  }
+  CheckpointMeta meta{ck_model, ck_opt, {counters.epochs_done, counters.global_step, forwards}, seed, format};
   return meta;
 }
 
