@@ -17,8 +17,6 @@ constexpr std::uint32_t kImagesMagic = 0x00000803;
 constexpr std::uint32_t kLabelsMagic = 0x00000801;
 // Limits that catch a garbage header before it asks for gigabytes.
 constexpr std::uint64_t kMaxBytes = std::uint64_t{4} << 30;
-// The most memory taken on the header's word alone; beyond it the buffer grows as data arrives.
-constexpr std::uint64_t kEagerBytes = std::uint64_t{16} << 20;
 
 struct GzCloser {
   void operator()(gzFile_s* f) const { gzclose(f); }
