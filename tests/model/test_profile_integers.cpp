@@ -24,7 +24,7 @@ nlohmann::json profile_with(const std::string& key, const nlohmann::json& value,
                   {"conv_gflops_per_s", 50.0}, {"matmul_gflops_per_s", 80.0}, {"elementwise_GBps", 10.0},
                   {"pool_GBps", 8.0}};
   (in_compute ? p["compute"] : p)[key] = value;
-  return {{"schema", "scalelab.calibration"}, {"profile", p}};
+  return {{"schema", "scalelab.calibration"}, {"schema_version", model::kProfileSchemaVersion}, {"profile", p}};
 }
 
 std::string error_of(const nlohmann::json& doc) {

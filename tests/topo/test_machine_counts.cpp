@@ -14,7 +14,7 @@ namespace {
 
 nlohmann::json machine() {
   return nlohmann::json::parse(R"({
-    "name": "pair", "nodes": 1,
+    "format": "scalelab-machine/1", "name": "pair", "nodes": 1,
     "devices": [{"id": "cpu0", "kind": "cpu", "cores": 8}, {"id": "gpu0", "kind": "gpu"}, {"id": "gpu1", "kind": "gpu"}],
     "links": [{"between": ["gpu0", "cpu0"], "type": "pcie", "gen": "3", "width": 16},
               {"between": ["gpu1", "cpu0"], "type": "pcie", "gen": "3", "width": 16},

@@ -97,13 +97,15 @@ TEST(CheckpointHeader, NotAnObjectIsAnInputErrorNamingTheFile) {
 
 TEST(CheckpointHeader, AMistypedFieldIsAnInputErrorNamingIt) {
   Fixture f;
-  EXPECT_NE(f.load_error_with("format", "1").find("checkpoint format \"1\" is not 1"), std::string::npos);
+  EXPECT_NE(f.load_error_with("format", "1").find("checkpoint format \"1\" is not one this scalelab reads"), std::string::npos);
   EXPECT_NE(f.load_error_with("model", 7).find("\"model\" is missing or not text"), std::string::npos);
   EXPECT_NE(f.load_error_with("layout", nullptr).find("\"layout\" is missing or not text"), std::string::npos);
   EXPECT_NE(f.load_error_with("optimizer_state", 1e300).find("\"optimizer_state\" is missing or not a count"), std::string::npos);
   EXPECT_NE(f.load_error_with("state", "0").find("\"state\" is missing or not a count"), std::string::npos);
   EXPECT_NE(f.load_error_with("epochs_done", -1).find("\"epochs_done\" is missing or not a count"), std::string::npos);
   EXPECT_NE(f.load_error_with("global_step", 2.5).find("\"global_step\" is missing or not a count"), std::string::npos);
+  EXPECT_NE(f.load_error_with("seed", -3).find("\"seed\" is missing or not a count"), std::string::npos);
+  EXPECT_NE(f.load_error_with("training_forwards", "9").find("\"training_forwards\" is missing or not a count"), std::string::npos);
   EXPECT_NE(f.load_error_with("optimizer_steps", nlohmann::json::array()).find("\"optimizer_steps\" is missing or not a count"),
             std::string::npos);
 }
