@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include "core/error.h"
@@ -87,13 +88,28 @@ std::uint32_t read_be32(gzFile_s* f, const std::string& path, const char* what) 
   return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | b[3];
 }
 
-void expect_end(gzFile_s* f, const std::string& path) {
+// The file ends where its header says: no bytes after the data, and for a gzipped file a whole
+// trailer. `total` is the uncompressed size (header and data).
+void expect_end(gzFile_s* f, const std::string& path, std::uint64_t total) {
   std::uint8_t extra = 0;
   // -1 here is the gzip trailer's check failing (a corrupt or cut stream), not the end of the file.
   const int got = gzread(f, &extra, 1);
   if (got < 0) throw_corrupt(f, path, "the end of the file");
   if (got > 0) {
     throw_input(path + ": has bytes after the data its header announces; the header's counts are wrong");
+  }
+  if (gzdirect(f) == 1) return;
+  // A file cut inside its 8-byte trailer (CRC-32, then the size mod 2^32, little-endian) after all
+  // the data reads as a clean end of file through gzread; the trailer's size field then no longer
+  // matches what was read. (An IDX file is one gzip member, whose trailer ends the file.)
+  std::ifstream in(path, std::ios::binary);
+  std::array<unsigned char, 8> trailer{};
+  in.seekg(-8, std::ios::end);
+  if (!in.read(reinterpret_cast<char*>(trailer.data()), 8)) throw_input(path + ": cannot read its gzip trailer; download the file again");
+  const std::uint32_t isize = trailer[4] | (trailer[5] << 8) | (trailer[6] << 16) | (static_cast<std::uint32_t>(trailer[7]) << 24);
+  if (isize != static_cast<std::uint32_t>(total)) {
+    throw_input(path + ": truncated: the file stops inside its gzip trailer (the last 8 bytes do not hold the data's "
+                "size); download the file again");
   }
 }
 
@@ -137,7 +153,7 @@ IdxImages read_idx_images(const std::string& path) {
                 std::to_string(img.cols) + " in the header");
   }
   read_payload(f.get(), path, img.pixels, bytes, 16, "the pixels");
-  expect_end(f.get(), path);
+  expect_end(f.get(), path, 16 + bytes);
   return img;
 }
 
@@ -151,7 +167,7 @@ std::vector<std::uint8_t> read_idx_labels(const std::string& path) {
   if (count > kMaxBytes) throw_input(path + ": implausible label count " + std::to_string(count));
   std::vector<std::uint8_t> labels;
   read_payload(f.get(), path, labels, count, 8, "the labels");
-  expect_end(f.get(), path);
+  expect_end(f.get(), path, std::uint64_t{8} + count);
   return labels;
 }
 
