@@ -52,6 +52,7 @@ std::string disagreement(Communicator& comm, std::uint64_t value) {
     }
   }
   if (differing == 0) return "";
+  comm.barrier();  // every rank has its copy before any throws (see require_same_fields)
   if (differing > shown) detail += " (and " + std::to_string(differing - shown) + " more ranks differ)";
   return ": rank 0 has " + std::to_string(all[0]) + detail + kLaunchAlike;
 }
@@ -111,6 +112,10 @@ void require_same_fields(Communicator& comm, const std::vector<NamedValue>& fiel
     clauses.emplace_back(fields[i].parameter, detail);
   }
   if (clauses.empty()) return;
+  // Every rank reached the same verdict; none throws before all have finished the exchanges
+  // above, so that no rank's exchange is cut short by another's failure and every rank reports
+  // the same disagreement rather than "rank N failed".
+  comm.barrier();
   clauses.back().second += kLaunchAlike;
   throw Error(kind, std::move(clauses));
 }
