@@ -88,10 +88,11 @@ RingPlan plan_rings(const Machine& m, const std::vector<int>& gpus, P2P p2p, int
   for (std::size_t i = 0; i < gpus.size(); ++i) index_of[gpus[i]] = static_cast<int>(i);
   double first_bw = 0;
   for (int ch = 0; ch < max_channels; ++ch) {
+    const RouteFinder finder(m, p2p, ch == 0 ? Capacities{} : cap);
     std::vector<std::vector<Route>> routes(gpus.size(), std::vector<Route>(gpus.size()));
     for (std::size_t i = 0; i < gpus.size(); ++i) {
       for (std::size_t j = 0; j < gpus.size(); ++j) {
-        if (i != j) routes[i][j] = route_between(m, gpus[i], gpus[j], p2p, ch == 0 ? Capacities{} : cap);
+        if (i != j) routes[i][j] = finder.route(gpus[i], gpus[j]);
       }
     }
     const Candidate best = search(gpus, routes, index_of, cap);
