@@ -121,7 +121,9 @@ int cmd_topo(const Args& args) {
     const RouteFinder routes(m, P2P::on);
     const RouteFinder pair_routes(m, p2p);
     print_matrix(m, routes, devs);
-    for (int a : devs) {
+    // The JSON matrix and route list (a few hundred bytes per pair) only when they are written.
+    const bool want_json = vm->count("json") > 0;
+    for (int a : want_json ? devs : std::vector<int>{}) {
       for (int b : devs) doc["matrix"][m.devices[a].id][m.devices[b].id] = routes.classify(a, b).label;
     }
     std::printf("Routes%s (bandwidth per direction: 'collective' is what NCCL-style transfers reach, 'copy' what a\n"
@@ -135,7 +137,7 @@ int cmd_topo(const Args& args) {
                     fmt("%.4g", r.model_GBps).c_str(), fmt("%.4g", r.copy_GBps).c_str(), fmt("%.2g", r.latency_us[0]).c_str(),
                     fmt("%.2g", r.latency_us[1]).c_str(), fmt("%.2g", r.latency_us[2]).c_str(), describe_route(m, r).c_str());
         std::printf("        bottleneck: %s\n", describe_link(m, r.bottleneck_link).c_str());
-        doc["routes"].push_back(route_json(m, routes, r, p2p));
+        if (want_json) doc["routes"].push_back(route_json(m, routes, r, p2p));
       }
     }
     const RingPlan plan = plan_rings(m, sel.gpus, p2p);
