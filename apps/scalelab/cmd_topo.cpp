@@ -28,11 +28,11 @@ std::string upper_id(const std::string& id) {
 }
 
 // The CPU socket closest to a device (fewest hops over PCIe): its affinity.
-std::string affinity(const Machine& m, int dev) {
+std::string affinity(const Machine& m, const RouteFinder& routes, int dev) {
   std::string best = "-";
   std::size_t hops = 1000;
   for (int cpu : m.cpus()) {
-    const Route r = route_between(m, dev, cpu, P2P::on);
+    const Route r = routes.route(dev, cpu);
     if (!r.links.empty() && r.links.size() < hops) {
       hops = r.links.size();
       best = m.devices[cpu].id;
@@ -47,22 +47,22 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-void print_matrix(const Machine& m, const std::vector<int>& devs) {
+void print_matrix(const Machine& m, const RouteFinder& routes, const std::vector<int>& devs) {
   std::printf("%-8s", "");
   for (int d : devs) std::printf("%-7s", upper_id(m.devices[d].id).c_str());
   std::printf("%s\n", "CPU Affinity");
   for (int a : devs) {
     std::printf("%-8s", upper_id(m.devices[a].id).c_str());
-    for (int b : devs) std::printf("%-7s", classify(m, a, b).label.c_str());
-    std::printf("%s\n", affinity(m, a).c_str());
+    for (int b : devs) std::printf("%-7s", routes.classify(a, b).label.c_str());
+    std::printf("%s\n", affinity(m, routes, a).c_str());
   }
   std::printf("\n%s\n", matrix_legend().c_str());
 }
 
-nlohmann::json route_json(const Machine& m, const Route& r, P2P p2p) {
+nlohmann::json route_json(const Machine& m, const RouteFinder& routes, const Route& r, P2P p2p) {
   return {{"from", m.vertex_id(r.from)},
           {"to", m.vertex_id(r.to)},
-          {"class", classify(m, r.from, r.to).label},
+          {"class", routes.classify(r.from, r.to).label},
           {"path", describe_route(m, r)},
           {"model_GBps", r.model_GBps},
           {"copy_GBps", r.copy_GBps},
@@ -117,22 +117,27 @@ int cmd_topo(const Args& args) {
   } else {
     std::vector<int> devs = sel.gpus;
     for (int n : m.nics()) devs.push_back(n);
-    print_matrix(m, devs);
-    for (int a : devs) {
-      for (int b : devs) doc["matrix"][m.devices[a].id][m.devices[b].id] = classify(m, a, b).label;
+    // One finder for every pair: each GPU's routes are searched once (topo/routes.h).
+    const RouteFinder routes(m, P2P::on);
+    const RouteFinder pair_routes(m, p2p);
+    print_matrix(m, routes, devs);
+    // The JSON matrix and route list (a few hundred bytes per pair) only when they are written.
+    const bool want_json = vm->count("json") > 0;
+    for (int a : want_json ? devs : std::vector<int>{}) {
+      for (int b : devs) doc["matrix"][m.devices[a].id][m.devices[b].id] = routes.classify(a, b).label;
     }
     std::printf("Routes%s (bandwidth per direction: 'collective' is what NCCL-style transfers reach, 'copy' what a\n"
                 "peer copy reaches; latency per hop for the LL / LL128 / Simple protocols):\n",
                 p2p == P2P::off ? " with P2P off, through host memory" : "");
     for (std::size_t i = 0; i < sel.gpus.size(); ++i) {
       for (std::size_t j = i + 1; j < sel.gpus.size(); ++j) {
-        const Route r = route_between(m, sel.gpus[i], sel.gpus[j], p2p);
+        const Route r = pair_routes.route(sel.gpus[i], sel.gpus[j]);
         std::printf("  %-5s %-5s %-5s collective %7s GB/s  copy %7s GB/s  latency %s/%s/%s us  via %s\n",
-                    m.devices[r.from].id.c_str(), m.devices[r.to].id.c_str(), classify(m, r.from, r.to).label.c_str(),
+                    m.devices[r.from].id.c_str(), m.devices[r.to].id.c_str(), routes.classify(r.from, r.to).label.c_str(),
                     fmt("%.4g", r.model_GBps).c_str(), fmt("%.4g", r.copy_GBps).c_str(), fmt("%.2g", r.latency_us[0]).c_str(),
                     fmt("%.2g", r.latency_us[1]).c_str(), fmt("%.2g", r.latency_us[2]).c_str(), describe_route(m, r).c_str());
         std::printf("        bottleneck: %s\n", describe_link(m, r.bottleneck_link).c_str());
-        doc["routes"].push_back(route_json(m, r, p2p));
+        if (want_json) doc["routes"].push_back(route_json(m, routes, r, p2p));
       }
     }
     const RingPlan plan = plan_rings(m, sel.gpus, p2p);

@@ -51,6 +51,14 @@ struct Network {
 // The most nodes a machine may have (a machine file's "nodes", simulate --nodes): the largest
 // systems built have a few thousand.
 inline constexpr int kMaxNodes = 16'384;
+// The most GPUs, devices and switches, and links one node may have (a machine file's entries):
+// the largest NVLink domain built (DGX GH200) joins 256 GPUs. Past these a file is a mistake, and
+// routing it would take minutes and gigabytes.
+inline constexpr int kMaxGpusPerNode = 512;
+inline constexpr int kMaxVerticesPerNode = 4096;
+inline constexpr int kMaxLinksPerNode = 32'768;
+// A machine file within those bounds is a few MiB; a larger one is refused before it is parsed.
+inline constexpr long long kMaxMachineFileBytes = 64LL << 20;
 
 struct Machine {
   std::string name;    // "dgx1"

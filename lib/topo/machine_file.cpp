@@ -2,8 +2,10 @@
 #include "topo/machine_file.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <queue>
 #include <set>
 
@@ -159,6 +161,27 @@ void check_routes(const Ctx& c, const Machine& m) {
   }
 }
 
+// One node's entries within kMaxGpusPerNode, kMaxVerticesPerNode and kMaxLinksPerNode, checked
+// before any is parsed.
+void check_size(const Ctx& c, const json& doc) {
+  std::size_t gpus = 0;
+  for (const auto& d : doc["devices"]) gpus += d.is_object() && d.value("kind", "") == "gpu" ? 1 : 0;
+  const std::string more = "; a node of more is not a real machine (the largest NVLink domain has 256 GPUs): "
+                           "describe one node and set \"nodes\" for more";
+  if (gpus > static_cast<std::size_t>(kMaxGpusPerNode)) {
+    c.fail("devices", std::to_string(gpus) + " GPUs in one node, more than " + std::to_string(kMaxGpusPerNode) + more);
+  }
+  const std::size_t switches = doc.contains("switches") && doc["switches"].is_array() ? doc["switches"].size() : 0;
+  if (doc["devices"].size() + switches > static_cast<std::size_t>(kMaxVerticesPerNode)) {
+    c.fail("devices", std::to_string(doc["devices"].size() + switches) + " devices and switches in one node, more than " +
+                          std::to_string(kMaxVerticesPerNode) + more);
+  }
+  if (doc.contains("links") && doc["links"].is_array() && doc["links"].size() > static_cast<std::size_t>(kMaxLinksPerNode)) {
+    c.fail("links", std::to_string(doc["links"].size()) + " links in one node, more than " +
+                        std::to_string(kMaxLinksPerNode) + more);
+  }
+}
+
 }  // namespace
 
 Machine parse_machine(const json& doc, const std::string& origin) {
@@ -178,6 +201,7 @@ Machine parse_machine(const json& doc, const std::string& origin) {
   }
   m.nodes = get_count(c, doc, "top level", "nodes", 1, 1, kMaxNodes);
   if (!doc.contains("devices") || !doc["devices"].is_array()) c.fail("top level", "missing \"devices\" (an array)");
+  check_size(c, doc);
   std::set<std::string> ids;
   for (std::size_t i = 0; i < doc["devices"].size(); ++i) {
     const std::string entry = "devices[" + std::to_string(i) + "]";
@@ -201,6 +225,9 @@ Machine parse_machine(const json& doc, const std::string& origin) {
     }
   }
   if (!doc.contains("links") || !doc["links"].is_array()) c.fail("top level", "missing \"links\" (an array)");
+  std::map<std::string, int> vertex_of;
+  for (int v = 0; v < m.vertex_count(); ++v) vertex_of.emplace(m.vertex_id(v), v);
+  auto find = [&](const std::string& id) { const auto it = vertex_of.find(id); return it == vertex_of.end() ? -1 : it->second; };
   for (std::size_t i = 0; i < doc["links"].size(); ++i) {
     const json& j = doc["links"][i];
     std::string entry = "links[" + std::to_string(i) + "]";
@@ -211,8 +238,8 @@ Machine parse_machine(const json& doc, const std::string& origin) {
     const std::string a = j["between"][0], b = j["between"][1];
     entry += " (" + a + "-" + b + ")";
     Link l;
-    l.a = m.find_vertex(a);
-    l.b = m.find_vertex(b);
+    l.a = find(a);
+    l.b = find(b);
     for (const auto& [v, id] : {std::pair{l.a, a}, std::pair{l.b, b}}) {
       if (v < 0) c.fail(entry, "'" + id + "' is not a device or switch of this machine; declare it or fix the id");
     }
@@ -242,6 +269,12 @@ Machine load_machine_file(const std::string& path) {
   check_not_directory(path, "machine file", "machine");
   std::ifstream in(path);
   if (!in) throw_input(path + ": cannot open the machine file; check the path (or use a catalog machine's name)");
+  std::error_code ec;
+  const auto bytes = static_cast<long long>(std::filesystem::file_size(path, ec));
+  if (!ec && bytes > kMaxMachineFileBytes) {
+    throw_input(path + ": " + std::to_string(bytes >> 20) + " MiB, larger than a machine file can be (" +
+                std::to_string(kMaxMachineFileBytes >> 20) + " MiB); describe one node and set \"nodes\" for more");
+  }
   json doc;
   try {
     doc = json::parse(in);

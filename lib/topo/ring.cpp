@@ -56,22 +56,31 @@ Candidate search(const std::vector<int>& gpus, const std::vector<std::vector<Rou
     } while (std::next_permutation(order.begin() + 1, order.end()));
     return best;
   }
-  // Greedy: from each start, go to the unvisited GPU with the widest route.
-  for (int start : gpus) {
-    std::vector<int> order{start};
-    std::vector<bool> used(index_of.size(), false);
-    used[index_of[start]] = true;
-    while (order.size() < gpus.size()) {
+  // Greedy: from each start, go to the unvisited GPU with the widest route (the first such in
+  // `gpus` order). The route widths are copied into one flat table, read n^3 times.
+  const std::size_t n = gpus.size();
+  std::vector<double> width(n * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) width[i * n + j] = routes[index_of[gpus[i]]][index_of[gpus[j]]].model_GBps;
+  }
+  std::vector<char> used(n);
+  std::vector<int> at;  // positions in `gpus` of the order so far
+  for (std::size_t start = 0; start < n; ++start) {
+    std::fill(used.begin(), used.end(), 0);
+    at.assign(1, static_cast<int>(start));
+    used[start] = 1;
+    while (at.size() < n) {
+      const double* row = &width[static_cast<std::size_t>(at.back()) * n];
       int next = -1;
       double nb = -1;
-      for (int g : gpus) {
-        if (used[index_of[g]]) continue;
-        const double bw = routes[index_of[order.back()]][index_of[g]].model_GBps;
-        if (bw > nb) { nb = bw; next = g; }
+      for (std::size_t j = 0; j < n; ++j) {
+        if (!used[j] && row[j] > nb) { nb = row[j]; next = static_cast<int>(j); }
       }
-      used[index_of[next]] = true;
-      order.push_back(next);
+      used[next] = 1;
+      at.push_back(next);
     }
+    std::vector<int> order(n);
+    for (std::size_t k = 0; k < n; ++k) order[k] = gpus[at[k]];
     Candidate c = evaluate(order, routes, index_of, cap, load);
     if (c.bw > best.bw + 1e-9) best = c;
   }
@@ -88,10 +97,11 @@ RingPlan plan_rings(const Machine& m, const std::vector<int>& gpus, P2P p2p, int
   for (std::size_t i = 0; i < gpus.size(); ++i) index_of[gpus[i]] = static_cast<int>(i);
   double first_bw = 0;
   for (int ch = 0; ch < max_channels; ++ch) {
+    const RouteFinder finder(m, p2p, ch == 0 ? Capacities{} : cap);
     std::vector<std::vector<Route>> routes(gpus.size(), std::vector<Route>(gpus.size()));
     for (std::size_t i = 0; i < gpus.size(); ++i) {
       for (std::size_t j = 0; j < gpus.size(); ++j) {
-        if (i != j) routes[i][j] = route_between(m, gpus[i], gpus[j], p2p, ch == 0 ? Capacities{} : cap);
+        if (i != j) routes[i][j] = finder.route(gpus[i], gpus[j]);
       }
     }
     const Candidate best = search(gpus, routes, index_of, cap);

@@ -21,76 +21,18 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-bool passable(const Machine& m, int v, int from, int to) {
-  if (v == from || v == to) return true;
-  return !(m.is_kind(v, DeviceKind::gpu) || m.is_kind(v, DeviceKind::nic));
-}
+}  // namespace
 
-// Widest path with fewest hops; links for which `allowed` is false are skipped.
-template <class Allowed>
-Route widest(const Machine& m, int from, int to, const Capacities& cap, Allowed allowed) {
-  const int n = m.vertex_count();
-  std::vector<double> best(n, -1.0);
-  std::vector<int> hops(n, std::numeric_limits<int>::max());
-  std::vector<int> via_link(n, -1), prev(n, -1);
-  using Item = std::tuple<double, int, int>;  // bw, -hops, vertex
-  std::priority_queue<Item> pq;
-  best[from] = kInf;
-  hops[from] = 0;
-  pq.emplace(kInf, 0, from);
-  while (!pq.empty()) {
-    auto [bw, neg_hops, v] = pq.top();
-    pq.pop();
-    if (bw < best[v] || -neg_hops > hops[v]) continue;
-    if (v == to) break;
-    if (v != from && !passable(m, v, from, to)) continue;
-    for (int li = 0; li < static_cast<int>(m.links.size()); ++li) {
-      const Link& l = m.links[li];
-      if (l.a != v && l.b != v) continue;
-      if (!allowed(l)) continue;
-      const bool fwd = l.a == v;
-      const int w = fwd ? l.b : l.a;
-      const double c = cap.empty() ? l.figures.model_GBps : cap[2 * li + (fwd ? 0 : 1)];
-      if (c <= 0) continue;
-      const double nb = std::min(bw, c);
-      const int nh = hops[v] + 1;
-      if (nb > best[w] + 1e-12 || (std::abs(nb - best[w]) <= 1e-12 && nh < hops[w])) {
-        best[w] = nb;
-        hops[w] = nh;
-        via_link[w] = li;
-        prev[w] = v;
-        pq.emplace(nb, -nh, w);
-      }
-    }
-  }
-  Route r;
-  r.from = from;
-  r.to = to;
-  if (best[to] < 0) return r;  // no route: empty
-  for (int v = to; v != from; v = prev[v]) {
-    r.vertices.push_back(v);
-    r.links.push_back(via_link[v]);
-    r.forward.push_back(m.links[via_link[v]].b == v);
-  }
-  r.vertices.push_back(from);
-  std::reverse(r.vertices.begin(), r.vertices.end());
-  std::reverse(r.links.begin(), r.links.end());
-  std::reverse(r.forward.begin(), r.forward.end());
-  r.model_GBps = kInf;
-  r.peak_GBps = kInf;
-  for (std::size_t h = 0; h < r.links.size(); ++h) {
-    const Link& l = m.links[r.links[h]];
-    const double c = cap.empty() ? l.figures.model_GBps : cap[2 * r.links[h] + (r.forward[h] ? 0 : 1)];
-    if (c < r.model_GBps) {
-      r.model_GBps = c;
-      r.bottleneck_link = r.links[h];
-    }
-    r.peak_GBps = std::min(r.peak_GBps, l.figures.peak_GBps);
-    for (int p = 0; p < 3; ++p) r.latency_us[p] = std::max(r.latency_us[p], l.figures.latency_us[p]);
-  }
-  r.copy_GBps = r.peak_GBps;
-  return r;
-}
+// Widest paths with fewest hops from one source to every vertex, through switches and CPUs only
+// (never through another GPU or a NIC). The labels a vertex gets are final once it leaves the
+// queue, so they equal those of a search that stops at that vertex: one search serves every
+// destination.
+struct RouteFinder::Search {
+  std::vector<double> best;
+  std::vector<int> hops, via_link, prev;
+};
+
+namespace {
 
 Route join(const Route& a, const Route& b) {
   Route r = a;
@@ -116,7 +58,93 @@ Capacities model_capacities(const Machine& m) {
   return c;
 }
 
-Route route_between(const Machine& m, int from, int to, P2P p2p, const Capacities& cap) {
+RouteFinder::RouteFinder(const Machine& m, P2P p2p, Capacities cap)
+    : m_(m), p2p_(p2p), cap_(std::move(cap)), adjacent_(m.vertex_count()) {
+  for (int li = 0; li < static_cast<int>(m.links.size()); ++li) {
+    const Link& l = m.links[li];
+    adjacent_[l.a].push_back(li);
+    if (l.b != l.a) adjacent_[l.b].push_back(li);
+    xgmi_ = xgmi_ || (is_gpu_fabric(l.spec.type) && l.spec.type == LinkType::xgmi);
+  }
+}
+
+RouteFinder::~RouteFinder() = default;
+
+const RouteFinder::Search& RouteFinder::search(int from, Filter filter, bool model) const {
+  model = model || cap_.empty();
+  auto& slot = searches_[{from, filter, model}];
+  if (slot) return *slot;
+  slot = std::make_unique<Search>();
+  Search& s = *slot;
+  const int n = m_.vertex_count();
+  s.best.assign(n, -1.0);
+  s.hops.assign(n, std::numeric_limits<int>::max());
+  s.via_link.assign(n, -1);
+  s.prev.assign(n, -1);
+  using Item = std::tuple<double, int, int>;  // bw, -hops, vertex
+  std::priority_queue<Item> pq;
+  s.best[from] = kInf;
+  s.hops[from] = 0;
+  pq.emplace(kInf, 0, from);
+  while (!pq.empty()) {
+    auto [bw, neg_hops, v] = pq.top();
+    pq.pop();
+    if (bw < s.best[v] || -neg_hops > s.hops[v]) continue;
+    if (v != from && (m_.is_kind(v, DeviceKind::gpu) || m_.is_kind(v, DeviceKind::nic))) continue;
+    for (int li : adjacent_[v]) {
+      const Link& l = m_.links[li];
+      if (filter == Filter::fabric && !is_gpu_fabric(l.spec.type)) continue;
+      if (filter == Filter::no_fabric && is_gpu_fabric(l.spec.type)) continue;
+      const bool fwd = l.a == v;
+      const int w = fwd ? l.b : l.a;
+      const double c = model ? l.figures.model_GBps : cap_[2 * li + (fwd ? 0 : 1)];
+      if (c <= 0) continue;
+      const double nb = std::min(bw, c);
+      const int nh = s.hops[v] + 1;
+      if (nb > s.best[w] + 1e-12 || (std::abs(nb - s.best[w]) <= 1e-12 && nh < s.hops[w])) {
+        s.best[w] = nb;
+        s.hops[w] = nh;
+        s.via_link[w] = li;
+        s.prev[w] = v;
+        pq.emplace(nb, -nh, w);
+      }
+    }
+  }
+  return s;
+}
+
+Route RouteFinder::extract(const Search& s, int from, int to, bool model) const {
+  model = model || cap_.empty();
+  Route r;
+  r.from = from;
+  r.to = to;
+  if (s.best[to] < 0) return r;  // no route: empty
+  for (int v = to; v != from; v = s.prev[v]) {
+    r.vertices.push_back(v);
+    r.links.push_back(s.via_link[v]);
+    r.forward.push_back(m_.links[s.via_link[v]].b == v);
+  }
+  r.vertices.push_back(from);
+  std::reverse(r.vertices.begin(), r.vertices.end());
+  std::reverse(r.links.begin(), r.links.end());
+  std::reverse(r.forward.begin(), r.forward.end());
+  r.model_GBps = kInf;
+  r.peak_GBps = kInf;
+  for (std::size_t h = 0; h < r.links.size(); ++h) {
+    const Link& l = m_.links[r.links[h]];
+    const double c = model ? l.figures.model_GBps : cap_[2 * r.links[h] + (r.forward[h] ? 0 : 1)];
+    if (c < r.model_GBps) {
+      r.model_GBps = c;
+      r.bottleneck_link = r.links[h];
+    }
+    r.peak_GBps = std::min(r.peak_GBps, l.figures.peak_GBps);
+    for (int p = 0; p < 3; ++p) r.latency_us[p] = std::max(r.latency_us[p], l.figures.latency_us[p]);
+  }
+  r.copy_GBps = r.peak_GBps;
+  return r;
+}
+
+Route RouteFinder::route(int from, int to) const {
   if (from == to) {
     Route r;
     r.from = r.to = from;
@@ -124,15 +152,14 @@ Route route_between(const Machine& m, int from, int to, P2P p2p, const Capacitie
     r.model_GBps = r.peak_GBps = r.copy_GBps = kInf;
     return r;
   }
-  auto no_fabric = [](const Link& l) { return !is_gpu_fabric(l.spec.type); };
   Route best;
-  if (p2p == P2P::on) {
-    best = widest(m, from, to, cap, [](const Link&) { return true; });
+  if (p2p_ == P2P::on) {
+    best = extract(search(from, Filter::all, false), from, to, false);
   } else {
     // Through the host memory of one CPU socket: pick the socket giving the widest route.
-    for (int cpu : m.cpus()) {
-      Route a = widest(m, from, cpu, cap, no_fabric);
-      Route b = widest(m, cpu, to, cap, no_fabric);
+    for (int cpu : m_.cpus()) {
+      Route a = extract(search(from, Filter::no_fabric, false), from, cpu, false);
+      Route b = extract(search(cpu, Filter::no_fabric, false), cpu, to, false);
       if (a.links.empty() || b.links.empty()) continue;
       Route r = join(a, b);
       if (best.links.empty() || r.model_GBps > best.model_GBps + 1e-12 ||
@@ -141,54 +168,60 @@ Route route_between(const Machine& m, int from, int to, P2P p2p, const Capacitie
       }
     }
   }
-  if (best.links.empty() && cap.empty()) {
-    throw_input(m.origin + ": no route from '" + m.vertex_id(from) + "' to '" + m.vertex_id(to) + "'" +
-                (p2p == P2P::off ? " through host memory" : "") + "; check the machine's links");
+  if (best.links.empty() && cap_.empty()) {
+    throw_input(m_.origin + ": no route from '" + m_.vertex_id(from) + "' to '" + m_.vertex_id(to) + "'" +
+                (p2p_ == P2P::off ? " through host memory" : "") + "; check the machine's links");
   }
   return best;
 }
 
-PairClass classify(const Machine& m, int a, int b) {
+PairClass RouteFinder::classify(int a, int b) const {
   if (a == b) return {PathClass::self, "X"};
   // GPU fabric: a direct link, or through NVSwitches (the fabric links only).
-  auto fabric = [](const Link& l) { return is_gpu_fabric(l.spec.type); };
-  const Route f = widest(m, a, b, {}, fabric);
-  if (!f.links.empty()) {
+  if (search(a, Filter::fabric, true).best[b] >= 0) {
     // Links a pair can use: a direct link's count; through switches, per switch the smaller side.
     int count = 0;
-    bool xgmi = false;
-    for (const auto& l : m.links) {
+    std::map<int, int> ca, cb;  // switch vertex -> fabric links to it
+    for (int li : adjacent_[a]) {
+      const Link& l = m_.links[li];
       if (!is_gpu_fabric(l.spec.type)) continue;
-      xgmi = xgmi || l.spec.type == LinkType::xgmi;
       if ((l.a == a && l.b == b) || (l.a == b && l.b == a)) count += l.spec.count;
+      const int other = l.a == a ? l.b : l.a;
+      if (!m_.is_device(other)) ca[other] += l.spec.count;
     }
     if (count == 0) {
-      for (std::size_t s = 0; s < m.switches.size(); ++s) {
-        const int sv = static_cast<int>(m.devices.size() + s);
-        int ca = 0, cb = 0;
-        for (const auto& l : m.links) {
-          if (!is_gpu_fabric(l.spec.type)) continue;
-          if ((l.a == a && l.b == sv) || (l.b == a && l.a == sv)) ca += l.spec.count;
-          if ((l.a == b && l.b == sv) || (l.b == b && l.a == sv)) cb += l.spec.count;
-        }
-        count += std::min(ca, cb);
+      for (int li : adjacent_[b]) {
+        const Link& l = m_.links[li];
+        if (!is_gpu_fabric(l.spec.type)) continue;
+        const int other = l.a == b ? l.b : l.a;
+        if (!m_.is_device(other)) cb[other] += l.spec.count;
+      }
+      for (const auto& [sv, n] : ca) {
+        const auto it = cb.find(sv);
+        if (it != cb.end()) count += std::min(n, it->second);
       }
     }
-    if (count > 0) return {PathClass::nvlink, (xgmi ? "XG" : "NV") + std::to_string(count)};
+    if (count > 0) return {PathClass::nvlink, (xgmi_ ? "XG" : "NV") + std::to_string(count)};
   }
-  const Route p = widest(m, a, b, {}, [](const Link& l) { return !is_gpu_fabric(l.spec.type); });
+  const Route p = extract(search(a, Filter::no_fabric, true), a, b, true);
   int switches = 0, cpus = 0;
   bool socket_link = false;
-  for (std::size_t h = 0; h < p.links.size(); ++h) socket_link = socket_link || is_cpu_interconnect(m.links[p.links[h]].spec.type);
+  for (std::size_t h = 0; h < p.links.size(); ++h) socket_link = socket_link || is_cpu_interconnect(m_.links[p.links[h]].spec.type);
   for (std::size_t i = 1; i + 1 < p.vertices.size(); ++i) {
-    if (m.is_kind(p.vertices[i], DeviceKind::cpu)) ++cpus;
-    else if (!m.is_device(p.vertices[i])) ++switches;
+    if (m_.is_kind(p.vertices[i], DeviceKind::cpu)) ++cpus;
+    else if (!m_.is_device(p.vertices[i])) ++switches;
   }
   if (p.links.empty() || socket_link) return {PathClass::sys, "SYS"};
   if (cpus > 0) return {PathClass::phb, "PHB"};
   if (switches > 1) return {PathClass::pxb, "PXB"};
   return {PathClass::pix, "PIX"};
 }
+
+Route route_between(const Machine& m, int from, int to, P2P p2p, const Capacities& cap) {
+  return RouteFinder(m, p2p, cap).route(from, to);
+}
+
+PairClass classify(const Machine& m, int a, int b) { return RouteFinder(m, P2P::on).classify(a, b); }
 
 std::string matrix_legend() {
   return "Legend:\n"

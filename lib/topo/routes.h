@@ -6,9 +6,19 @@
 //
 //   Route r = route_between(machine, gpu0, gpu5, P2P::on);
 //   r.model_GBps  -> 6 (the route crosses QPI);  describe_bottleneck(machine, r) -> words
+//
+// Many pairs of one machine: a RouteFinder searches once per source vertex (all destinations at
+// once) and keeps the result, so n GPUs cost n searches rather than n^2; its answers are those of
+// route_between and classify.
+//
+//   const RouteFinder routes(machine, P2P::on);
+//   routes.route(gpu0, gpu5).model_GBps;  routes.classify(gpu0, gpu5).label
 #pragma once
 #include <array>
+#include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "topo/machine.h"
@@ -46,6 +56,35 @@ struct PairClass {
   std::string label;  // "X", "NV2", "XG4", "PIX", "PXB", "PHB", "NODE", "SYS"
 };
 [[nodiscard]] PairClass classify(const Machine& m, int a, int b);
+
+// Routes and classes of many pairs of one machine (see the top of this file). The machine must
+// outlive the finder; a finder is not safe to use from several threads at once (it caches).
+class RouteFinder {
+ public:
+  RouteFinder(const Machine& m, P2P p2p, Capacities cap = {});
+  ~RouteFinder();
+  RouteFinder(const RouteFinder&) = delete;
+  RouteFinder& operator=(const RouteFinder&) = delete;
+  // route_between(m, from, to, p2p, cap).
+  [[nodiscard]] Route route(int from, int to) const;
+  // classify(m, a, b) (independent of p2p and cap).
+  [[nodiscard]] PairClass classify(int a, int b) const;
+
+  struct Search;  // one source's widest-path labels (routes.cpp)
+
+ private:
+  enum class Filter { all, fabric, no_fabric };
+  // `model`: on the links' model figures rather than cap_ (classify); cap_ empty is the same.
+  const Search& search(int from, Filter f, bool model) const;
+  [[nodiscard]] Route extract(const Search& s, int from, int to, bool model) const;
+
+  const Machine& m_;
+  P2P p2p_;
+  Capacities cap_;
+  std::vector<std::vector<int>> adjacent_;  // per vertex, its links in file order
+  bool xgmi_ = false;                        // any GPU-fabric link is xGMI
+  mutable std::map<std::tuple<int, Filter, bool>, std::unique_ptr<Search>> searches_;
+};
 // The legend printed under the matrix.
 [[nodiscard]] std::string matrix_legend();
 

@@ -2,11 +2,14 @@
 // naming the file, the entry and the problem.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "topo/catalog.h"
@@ -141,6 +144,54 @@ TEST(MachineFile, FieldsOutOfRangeAreNamed) {
     EXPECT_EQ(msg.rfind("bad.json: ", 0), 0u) << k.what << ": " << msg;
     for (const auto& w : k.words) EXPECT_NE(msg.find(w), std::string::npos) << k.what << ": " << msg << " lacks " << w;
   }
+}
+
+// A node past the bounds of topo/machine.h is refused, naming the count and the bound; one at
+// the GPU bound still parses.
+TEST(MachineFile, NodeSizeIsBounded) {
+  auto with_gpus = [](int n) {
+    nlohmann::json doc = small_machine();
+    for (int g = 2; g < n; ++g) {
+      doc["devices"].push_back({{"id", "gpu" + std::to_string(g)}, {"kind", "gpu"}});
+      doc["links"].push_back({{"between", {"gpu" + std::to_string(g), "sw0"}}, {"type", "pcie"}, {"gen", "3"}, {"width", 16}});
+    }
+    return doc;
+  };
+  EXPECT_EQ(parse_machine(with_gpus(kMaxGpusPerNode), "ok.json").gpus_per_node(), kMaxGpusPerNode);
+  EXPECT_NE(error_of(with_gpus(kMaxGpusPerNode + 1))
+                .find("bad.json: devices: " + std::to_string(kMaxGpusPerNode + 1) + " GPUs in one node, more than " +
+                      std::to_string(kMaxGpusPerNode)),
+            std::string::npos);
+
+  nlohmann::json switches = small_machine();
+  for (int s = 1; s < kMaxVerticesPerNode; ++s) switches["switches"].push_back({{"id", "sw" + std::to_string(s)}, {"kind", "pcie"}});
+  EXPECT_NE(error_of(switches).find("bad.json: devices: " + std::to_string(kMaxVerticesPerNode + 3) +
+                                    " devices and switches in one node, more than " + std::to_string(kMaxVerticesPerNode)),
+            std::string::npos);
+
+  nlohmann::json links = small_machine();
+  while (links["links"].size() <= static_cast<std::size_t>(kMaxLinksPerNode)) links["links"].push_back(links["links"][0]);
+  EXPECT_NE(error_of(links).find("bad.json: links: " + std::to_string(kMaxLinksPerNode + 1) + " links in one node, more than " +
+                                 std::to_string(kMaxLinksPerNode)),
+            std::string::npos);
+}
+
+// A file larger than any machine file can be is refused before it is read (a sparse file here).
+TEST(MachineFile, HugeFileIsRefusedBeforeParsing) {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / ("huge-machine-" + std::to_string(::getpid()) + ".json");
+  { std::ofstream(path) << "{"; }
+  std::filesystem::resize_file(path, static_cast<std::uintmax_t>(kMaxMachineFileBytes) + (1 << 20));
+  try {
+    (void)load_machine_file(path.string());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_NE(std::string(e.what()).find(path.string() + ": " + std::to_string((kMaxMachineFileBytes >> 20) + 1) +
+                                         " MiB, larger than a machine file can be"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(MachineFile, ErrorMessagesAreOneLine) {

@@ -1,0 +1,134 @@
+// Routes, pair classes, ring channels, GPU fabrics and predictions on every catalog machine and
+// on three generated machines (tests/topo/data/generated-*.json, written by tools/make_machine:
+// 24 GPUs behind NVSwitches, 24 behind PCIe switches, 4 nodes x 8), compared field by field with
+// tests/topo/data/catalog-golden.json. That file pins the answers so that faster algorithms in
+// topo/ and model/ cannot change them: it was written by this test, with
+//   SCALELAB_WRITE_GOLDEN=1 build/ci/tests/model/test_catalog_golden
+// on the code as it was BEFORE routes were computed per source and cached (one widest-path
+// search per GPU pair, a scan of every link per vertex). Rewrite it only for a deliberate change
+// of the model, and say so in the commit.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/predict.h"
+#include "topo/catalog.h"
+#include "topo/ring.h"
+#include "topo/routes.h"
+
+namespace scalelab::model {
+namespace {
+
+using nlohmann::json;
+using topo::P2P;
+
+const std::string kData = SCALELAB_TOPO_DATA;
+
+json route_json(const topo::Machine& m, int a, int b, P2P p2p) {
+  try {
+    const topo::Route r = topo::route_between(m, a, b, p2p);
+    return {{"vertices", r.vertices}, {"links", r.links}, {"forward", r.forward}, {"model", r.model_GBps},
+            {"peak", r.peak_GBps}, {"copy", r.copy_GBps}, {"latency", r.latency_us}, {"bottleneck", r.bottleneck_link},
+            {"through_host", r.through_host}, {"host", r.host}};
+  } catch (const std::exception& e) {
+    return {{"error", e.what()}};
+  }
+}
+
+json ring_json(const topo::RingPlan& p) {
+  json ch = json::array();
+  for (const auto& c : p.channels) {
+    json edges = json::array();
+    for (const auto& e : c.edges) edges.push_back(e.links);
+    ch.push_back({{"order", c.order}, {"bw", c.bw_GBps}, {"bottleneck", c.bottleneck_link}, {"edges", edges}});
+  }
+  return {{"channels", ch}, {"bw", p.bw_GBps}, {"hop_latency", p.hop_latency_us}, {"bottleneck", p.bottleneck_link},
+          {"through_host", p.through_host}};
+}
+
+json fabric_json(const GpuFabric& f) {
+  return {{"ranks", f.ranks}, {"nodes", f.nodes}, {"gpus_per_node", f.gpus_per_node}, {"ring", ring_json(f.ring)},
+          {"intra", f.intra_GBps}, {"inter", f.inter_GBps}, {"intra_lat", f.intra_lat_us}, {"inter_lat", f.inter_lat_us},
+          {"arch", f.arch}, {"nvswitch", f.nvswitch}, {"nvls_port", f.nvls_port_GBps}, {"gpu_mem", f.gpu_mem_GBps},
+          {"pair_min", f.pair_min_GBps}, {"bottleneck", f.bottleneck}};
+}
+
+json predictions_json(const topo::Machine& m, const topo::GpuSelection& sel, P2P p2p) {
+  const Predictor pr(m, sel, p2p);
+  json out = {{"fabric", fabric_json(*pr.fabric())}, {"bottleneck", pr.bottleneck()}, {"where", pr.where()}};
+  for (collectives::Collective c : collectives::all_collectives()) {
+    for (const auto& a : pr.algorithms(c)) {
+      for (double bytes : {8.0, 1048576.0, 1073741824.0}) {
+        const Prediction x = pr.predict(c, a, std::nullopt, bytes);
+        out["predict"].push_back({std::string(collectives::name_of(c)), a, bytes, x.time_s, x.busbw_GBps, x.algorithm, x.detail});
+      }
+    }
+  }
+  return out;
+}
+
+json machine_json(const topo::Machine& m) {
+  json out;
+  const std::vector<int> gpus = m.gpus();
+  std::vector<int> devs = gpus;
+  for (int n : m.nics()) devs.push_back(n);
+  for (int a : devs) {
+    for (int b : devs) out["class"].push_back(topo::classify(m, a, b).label);
+  }
+  for (P2P p2p : {P2P::on, P2P::off}) {
+    const std::string key = p2p == P2P::on ? "p2p_on" : "p2p_off";
+    json& o = out[key];
+    for (int a : gpus) {
+      for (int b : gpus) {
+        if (a != b) o["routes"].push_back(route_json(m, a, b, p2p));
+      }
+      for (int c : m.cpus()) o["to_cpu"].push_back(route_json(m, a, c, P2P::on));
+    }
+    try {
+      o["rings"] = ring_json(topo::plan_rings(m, gpus, p2p));
+      o["one_node"] = predictions_json(m, topo::select_gpus(m, ""), p2p);
+      if (m.nodes > 1) {
+        o["two_nodes"] = predictions_json(m, topo::select_gpus(m, std::to_string(2 * gpus.size())), p2p);
+        o["all_nodes"] = predictions_json(m, topo::select_gpus(m, std::to_string(m.nodes * gpus.size())), p2p);
+      }
+    } catch (const std::exception& e) {
+      o["error"] = e.what();
+    }
+  }
+  return out;
+}
+
+json everything() {
+  json out;
+  for (const auto& e : topo::catalog()) out[e.name] = machine_json(topo::resolve_machine(e.name));
+  for (const char* f : {"generated-nvswitch-24", "generated-pcie-24", "generated-cluster-4x8"}) {
+    topo::Machine m = topo::resolve_machine(kData + "/" + f + ".json");
+    m.origin = f;  // error messages name the file; keep them independent of the checkout's path
+    out[f] = machine_json(m);
+  }
+  return out;
+}
+
+TEST(CatalogGolden, EveryAnswerMatchesTheRecordedOne) {
+  const std::string path = kData + "/catalog-golden.json";
+  // Through text, as the file was written (a NaN, "not available here", becomes null).
+  const json now = json::parse(everything().dump());
+  if (std::getenv("SCALELAB_WRITE_GOLDEN") != nullptr) {
+    std::ofstream(path) << now.dump(0) << "\n";
+    GTEST_SKIP() << "wrote " << path;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  const json golden = json::parse(in);
+  ASSERT_EQ(golden.size(), now.size());
+  for (const auto& [name, g] : golden.items()) {
+    ASSERT_TRUE(now.contains(name)) << name;
+    const json diff = json::diff(g, now[name]);
+    EXPECT_TRUE(diff.empty()) << name << ": " << diff.size() << " differences, first: " << diff.front().dump();
+  }
+}
+
+}  // namespace
+}  // namespace scalelab::model
