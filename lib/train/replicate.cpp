@@ -9,21 +9,10 @@
 #include "core/error.h"
 
 namespace scalelab::train {
-namespace {
-
-// FNV-1a, 64 bits: a stable fingerprint of the layout text (std::hash may differ between builds).
-std::uint64_t fingerprint(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
-
-}  // namespace
-
 void require_same_model(comm::Communicator& comm, const nn::ParameterSet& params) {
   comm::require_same(comm, params.size(), "the model: ranks built different parameter counts");
   comm::require_same(comm, params.count(), "the model: ranks built different numbers of parameter tensors");
-  comm::require_same(comm, fingerprint(params.layout_signature()),
+  comm::require_same(comm, comm::fingerprint(params.layout_signature()),
                      "the model: ranks built different tensor shapes (layout fingerprints)");
   comm::require_same(comm, params.state().size(), "the model: ranks built different non-trainable state sizes");
 }

@@ -275,16 +275,18 @@ std::uint64_t virtual_bytes() {
   return pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
-// Reads `f` in a child process allowed `headroom` bytes more address space than it has, and
-// returns what it saw: 0 an input error saying "truncated", 1 another error or none, 2 out of memory.
-int read_images_with_memory_limit(const fs::path& f, std::uint64_t headroom) {
+// Reads `f` (images, or labels when `labels`) in a child process allowed `headroom` bytes more
+// address space than it has, and returns what it saw: 0 an input error saying "truncated", 1
+// another error or none, 2 out of memory.
+int read_with_memory_limit(const fs::path& f, std::uint64_t headroom, bool labels = false) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     const rlimit lim{virtual_bytes() + headroom, virtual_bytes() + headroom};
     ::setrlimit(RLIMIT_AS, &lim);
     int code = 1;
     try {
-      (void)read_idx_images(f.string());
+      if (labels) (void)read_idx_labels(f.string());
+      else (void)read_idx_images(f.string());
     } catch (const Error& e) {
       code = std::string(e.what()).find("truncated") != std::string::npos ? 0 : 1;
     } catch (const std::bad_alloc&) {
@@ -313,7 +315,14 @@ TEST(Idx, AHeaderClaimingMoreThanTheFileHoldsAllocatesNothingForTheClaim) {
   for (bool gzip : {false, true}) {
     const fs::path f = d / (gzip ? "images.gz" : "images");
     write_lying_header(f, 50, 2'700'000, gzip);
-    EXPECT_EQ(read_images_with_memory_limit(f, std::uint64_t{256} << 20), 0) << f << " (2: out of memory)";
+    EXPECT_EQ(read_with_memory_limit(f, std::uint64_t{256} << 20), 0) << f << " (2: out of memory)";
   }
+  // A label file whose header claims 2^31 labels in a 10-byte file.
+  const fs::path labels = d / "labels";
+  {
+    std::ofstream out(labels, std::ios::binary);
+    out.write("\x00\x00\x08\x01\x80\x00\x00\x00\x01\x02", 10);
+  }
+  EXPECT_EQ(read_with_memory_limit(labels, std::uint64_t{256} << 20, true), 0) << labels << " (2: out of memory)";
   fs::remove_all(d);
 }
