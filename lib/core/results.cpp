@@ -7,6 +7,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/file_check.h"
+#include "core/json_text.h"
 #include "core/machine_info.h"
 
 namespace scalelab {
@@ -39,8 +40,8 @@ nlohmann::json read_json_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw_input(path + ": cannot open; check the path");
   try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number beyond double
+    return parse_json_text(in);
+  } catch (const JsonTextError& e) {
     throw_input(path + ": not valid JSON (" + std::string(e.what()) + ")");
   }
 }

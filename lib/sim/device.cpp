@@ -24,6 +24,7 @@
 
 #include "core/embedded_files.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/results.h"
 
 namespace scalelab::sim {
@@ -105,8 +106,8 @@ DeviceSpec parse_embedded(const EmbeddedFile& d) {
   const std::string where = std::string("catalog device ") + d.name;
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(d.text);
-  } catch (const nlohmann::json::exception& e) {
+    j = parse_json_text(d.text);
+  } catch (const JsonTextError& e) {
     throw_input(where + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   return device_from_json(j, where);

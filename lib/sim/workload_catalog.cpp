@@ -6,9 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/embedded_files.h"
 #include "core/error.h"
 #include "core/file_check.h"
-#include "core/embedded_files.h"
+#include "core/json_text.h"
 #include "sim/workload.h"
 
 namespace scalelab::sim {
@@ -22,8 +23,8 @@ namespace {
 Workload parse_text(const std::string& text, const std::string& where) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number beyond double
+    j = parse_json_text(text);
+  } catch (const JsonTextError& e) {
     throw_input(where + ": not valid JSON (" + std::string(e.what()) + "); fix the syntax (docs/workload-format.md)");
   }
   return workload_from_json(j, where);

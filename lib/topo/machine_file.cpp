@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/file_check.h"
+#include "core/json_text.h"
 
 namespace scalelab::topo {
 
@@ -276,8 +277,8 @@ Machine load_machine_file(const std::string& path) {
   }
   json doc;
   try {
-    doc = json::parse(in);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number beyond double
+    doc = parse_json_text(in);
+  } catch (const JsonTextError& e) {
     throw_input(path + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   return parse_machine(doc, path);

@@ -20,6 +20,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/file_check.h"
+#include "core/json_text.h"
 
 namespace scalelab::train {
 namespace {
@@ -174,8 +175,8 @@ CheckpointMeta load_checkpoint(const std::string& path, const std::string& model
   const std::size_t body = kMagicLen + 8 + len;
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(bytes.substr(kMagicLen + 8, len));
-  } catch (const nlohmann::json::exception& e) {
+    header = parse_json_text(std::string_view(bytes).substr(kMagicLen + 8, len));
+  } catch (const JsonTextError& e) {
     bad(std::string("unreadable header (") + e.what() + ")");
   }
   // The header's fields as save_checkpoint writes them: a missing or mistyped one is a damaged file.

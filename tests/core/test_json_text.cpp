@@ -1,0 +1,47 @@
+// parse_json_text: the one parser of outside JSON. Nesting beyond kMaxJsonDepth is refused at parse
+// time, because copying, comparing or dumping such a document recurses once per level and a
+// 60 KB file of '[' overflowed the stack (found by fuzz_machine_file).
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "core/json_text.h"
+
+namespace scalelab {
+namespace {
+
+std::string nested_arrays(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(JsonText, ParsesOrdinaryDocuments) {
+  const nlohmann::json j = parse_json_text(R"({"a": [1, 2, {"b": "c"}]})");
+  EXPECT_EQ(j["a"][2]["b"], "c");
+  std::istringstream in(R"({"x": 1.5})");
+  EXPECT_EQ(parse_json_text(in)["x"], 1.5);
+}
+
+TEST(JsonText, AcceptsNestingUpToTheLimit) {
+  EXPECT_NO_THROW((void)parse_json_text(nested_arrays(kMaxJsonDepth)));
+}
+
+TEST(JsonText, RefusesNestingBeyondTheLimit) {
+  try {
+    (void)parse_json_text(nested_arrays(kMaxJsonDepth + 1));
+    FAIL() << "no error for " << kMaxJsonDepth + 1 << " levels";
+  } catch (const JsonTextError& e) {
+    EXPECT_NE(std::string(e.what()).find("nested more than 64 levels"), std::string::npos) << e.what();
+  }
+  const std::string deep_object = "{\"a\":" + nested_arrays(100000) + "}";
+  EXPECT_THROW((void)parse_json_text(deep_object), JsonTextError);
+  std::istringstream in(nested_arrays(100000));
+  EXPECT_THROW((void)parse_json_text(in), JsonTextError);
+}
+
+TEST(JsonText, BadSyntaxAndHugeNumbersAreJsonTextErrors) {
+  EXPECT_THROW((void)parse_json_text("{\"a\": }"), JsonTextError);
+  EXPECT_THROW((void)parse_json_text("[1e99999]"), JsonTextError);
+  EXPECT_THROW((void)parse_json_text(""), JsonTextError);
+}
+
+}  // namespace
+}  // namespace scalelab
