@@ -165,7 +165,11 @@ void check_routes(const Ctx& c, const Machine& m) {
 // before any is parsed.
 void check_size(const Ctx& c, const json& doc) {
   std::size_t gpus = 0;
-  for (const auto& d : doc["devices"]) gpus += d.is_object() && d.value("kind", "") == "gpu" ? 1 : 0;
+  // Only counted here: an entry whose "kind" is missing or not text is reported by parse_device.
+  for (const auto& d : doc["devices"]) {
+    const auto kind = d.is_object() ? d.find("kind") : d.end();
+    gpus += kind != d.end() && kind->is_string() && *kind == "gpu" ? 1 : 0;
+  }
   const std::string more = "; a node of more is not a real machine (the largest NVLink domain has 256 GPUs): "
                            "describe one node and set \"nodes\" for more";
   if (gpus > static_cast<std::size_t>(kMaxGpusPerNode)) {
