@@ -23,7 +23,7 @@ int usage() {
 void write(const std::string& style, int gpus, int nodes) {
   const bool nvswitch = style != "pcie";
   const int plx = (gpus + 3) / 4;
-  std::printf("{\n \"format\": \"scalelab-machine/1\",\n \"name\": \"gen-%s-%dx%d\",\n", style.c_str(), nodes, gpus);
+  std::printf("{\n \"format\": \"scalelab-machine/2\",\n \"name\": \"gen-%s-%dx%d\",\n", style.c_str(), nodes, gpus);
   std::printf(" \"title\": \"generated: %d node%s of %d GPUs (%s)\",\n", nodes, nodes == 1 ? "" : "s", gpus,
               nvswitch ? "NVSwitch" : "PCIe switches");
   std::printf(" \"sources\": [\"tools/make_machine.cpp\"],\n \"nodes\": %d,\n \"devices\": [\n", nodes);
@@ -33,10 +33,10 @@ void write(const std::string& style, int gpus, int nodes) {
   }
   for (int g = 0; g < gpus; ++g) {
     if (nvswitch) {
-      std::printf("  {\"id\": \"gpu%d\", \"kind\": \"gpu\", \"model\": \"H100-SXM5-80GB\", \"fp32_tflops\": 67, "
+      std::printf("  {\"id\": \"gpu%d\", \"kind\": \"gpu\", \"model\": \"H100-SXM5-80GB\", \"arch\": \"hopper\", \"fp32_tflops\": 67, "
                   "\"fp16_tflops\": 989, \"mem_bw_GBps\": 3350, \"memory_GiB\": 80},\n", g);
     } else {
-      std::printf("  {\"id\": \"gpu%d\", \"kind\": \"gpu\", \"model\": \"A100-PCIE-40GB\", \"fp32_tflops\": 19.5, "
+      std::printf("  {\"id\": \"gpu%d\", \"kind\": \"gpu\", \"model\": \"A100-PCIE-40GB\", \"arch\": \"ampere\", \"fp32_tflops\": 19.5, "
                   "\"fp16_tflops\": 312, \"mem_bw_GBps\": 1555, \"memory_GiB\": 40},\n", g);
     }
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/stats.h"
+#include "machine_arg.h"
 #include "model/predict.h"
 #include "model/profile.h"
 #include "topo/catalog.h"
@@ -27,7 +28,7 @@ PredictRequest predict_request(const po::variables_map& vm) {
   r.profile = vm["profile"].as<std::string>();
   if (r.enabled) {
     // Check the machine and the profile now, before any rank starts: one line, exit 2.
-    const topo::Machine m = topo::resolve_machine(r.machine);
+    const topo::Machine m = load_machine(r.machine);
     if (m.gpus().empty()) (void)model::load_profile(r.profile.empty() ? model::default_profile_path() : r.profile);
   }
   return r;

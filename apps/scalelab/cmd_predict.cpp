@@ -10,6 +10,7 @@
 #include "algorithm_help.h"
 #include "bench/sweep.h"
 #include "commands.h"
+#include "machine_arg.h"
 #include "comm/types.h"
 #include "core/results.h"
 #include "core/size_parse.h"
@@ -26,7 +27,7 @@ using collectives::Collective;
 model::Predictor make_predictor(const po::variables_map& vm, const Args& args, topo::Machine& m) {
   const std::string p2p_text = vm["p2p"].as<std::string>();
   if (p2p_text != "on" && p2p_text != "off") usage_error(args, "--p2p " + p2p_text + ": use on or off");
-  m = topo::resolve_machine(vm["machine"].as<std::string>());
+  m = load_machine(vm["machine"].as<std::string>());
   if (m.gpus().empty()) {
     const std::string path = vm.count("profile") ? vm["profile"].as<std::string>() : model::default_profile_path();
     const int ranks = static_cast<int>(parse_int(vm["ranks"].as<std::string>(), "--ranks"));

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/results.h"
+#include "machine_arg.h"
 #include "core/size_parse.h"
 #include "core/text.h"
 #include "core/trace.h"
@@ -98,6 +99,7 @@ std::optional<Parsed> parse_simulate(const Args& args) {
   sim::ScalingRequest& q = p.request;
   q.workload = (*vm)["workload"].as<std::string>();
   q.machine = (*vm)["machine"].as<std::string>();
+  if (q.machine != "this") (void)load_machine(q.machine);  // a bad file is named now; its warnings printed once
   if (vm->count("profile")) q.profile = (*vm)["profile"].as<std::string>();
   const std::string gpus = (*vm)["gpus"].as<std::string>();
   if (vm->count("nodes")) {

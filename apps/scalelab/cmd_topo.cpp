@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "core/results.h"
+#include "machine_arg.h"
 #include "topo/catalog.h"
 #include "topo/detect.h"
 #include "topo/machine_file.h"
@@ -92,7 +93,7 @@ int cmd_topo(const Args& args) {
   const std::string p2p_text = (*vm)["p2p"].as<std::string>();
   if (p2p_text != "on" && p2p_text != "off") usage_error(args, "--p2p " + p2p_text + ": use on or off");
   const P2P p2p = p2p_text == "on" ? P2P::on : P2P::off;
-  const Machine m = resolve_machine((*vm)["machine"].as<std::string>());
+  const Machine m = load_machine((*vm)["machine"].as<std::string>());
   const GpuSelection sel = select_gpus(m, (*vm)["gpus"].as<std::string>());
   if (sel.nodes > 1) usage_error(args, "--gpus: topo shows one node; give at most " + std::to_string(m.gpus().size()) + " GPUs");
 

@@ -27,17 +27,22 @@ struct ArchCaps {
   double nvls_efficiency;  // 0: no NVLS
 };
 
-ArchCaps caps(const std::string& arch) {
-  if (arch == "hopper") return {141.0, 36.7, 0.85};
-  if (arch == "ampere" || arch == "cdna2") return {87.7, 20.0, 0.0};
-  return {39.0, 20.0, 0.0};  // volta and older
-}
-
-std::string arch_of(const std::string& model) {
-  if (model.find("H100") != std::string::npos || model.find("H200") != std::string::npos) return "hopper";
-  if (model.find("A100") != std::string::npos) return "ampere";
-  if (model.find("MI2") != std::string::npos) return "cdna2";
-  return "volta";
+// NCCL indexes these tables by compute capability: Volta (and older), Ampere (8.x, Ada included),
+// Hopper, Blackwell (llMaxBws, perChMaxRingLL128Bws and nvlsEfficiency in src/graph/tuning.cc).
+// AMD's CDNA GPUs run RCCL, whose tables are not modelled: Ampere's are used.
+ArchCaps caps(topo::GpuArch arch) {
+  switch (arch) {
+    case topo::GpuArch::blackwell: return {2 * 141.0, 40.0, 0.74};
+    case topo::GpuArch::hopper: return {141.0, 36.7, 0.85};
+    case topo::GpuArch::ampere:
+    case topo::GpuArch::ada:
+    case topo::GpuArch::cdna2:
+    case topo::GpuArch::cdna3: return {87.7, 20.0, 0.0};
+    case topo::GpuArch::pascal:
+    case topo::GpuArch::volta:
+    case topo::GpuArch::turing: break;
+  }
+  return {39.0, 20.0, 0.0};
 }
 
 int log2_ceil(int n) {
@@ -68,7 +73,7 @@ GpuFabric build_fabric(const topo::Machine& m, const topo::GpuSelection& sel, to
   f.bottleneck = f.gpus_per_node > 1 ? topo::describe_bottleneck(m, f.ring) : "one GPU per node: no ring inside the node";
   if (!sel.gpus.empty()) {
     const auto& d = m.devices[sel.gpus.front()];
-    f.arch = arch_of(d.model);
+    f.arch = d.arch.value_or(topo::GpuArch::volta);
     f.gpu_mem_GBps = d.mem_bw_GBps;
   }
   for (const auto& s : m.switches) f.nvswitch = f.nvswitch || s.kind == topo::SwitchKind::nvswitch;

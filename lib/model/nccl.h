@@ -46,7 +46,7 @@ struct GpuFabric {
   double inter_GBps = 0;  // across nodes: NICs per node x NIC bandwidth (0 for one node)
   std::array<double, 3> intra_lat_us{};
   std::array<double, 3> inter_lat_us{};
-  std::string arch;       // "volta", "ampere", "hopper", "cdna2"
+  topo::GpuArch arch = topo::GpuArch::volta;  // the first selected GPU's
   bool nvswitch = false;  // GPUs joined through NVSwitches
   double nvls_port_GBps = 0;  // per-GPU NVLink bandwidth into the switches (NVLS)
   double gpu_mem_GBps = 0;

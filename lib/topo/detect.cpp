@@ -91,6 +91,7 @@ void add_cuda_gpus(Machine& m) {
     d.id = "gpu" + std::to_string(i);
     d.kind = DeviceKind::gpu;
     d.model = p.name;
+    d.arch = arch_from_compute_capability(p.major, p.minor);
     d.memory_GiB = static_cast<double>(p.totalGlobalMem) / (1024.0 * 1024 * 1024);
     m.devices.push_back(d);
     add_link(m, static_cast<int>(m.devices.size()) - 1, 0, LinkSpec{LinkType::pcie, "4", 1, 16, {}});

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "topo/gpu_arch.h"
 #include "topo/link.h"
 
 namespace scalelab::topo {
@@ -22,6 +23,7 @@ struct Device {
   std::string id;      // "gpu0"
   DeviceKind kind = DeviceKind::gpu;
   std::string model;   // "V100-SXM2-16GB"
+  std::optional<GpuArch> arch;  // GPUs: always set once parsed or detected
   double fp32_tflops = 0;   // GPU peak, dense
   double fp16_tflops = 0;   // GPU tensor-core peak, dense
   double mem_bw_GBps = 0;   // device memory (GPU) or socket memory (CPU)
@@ -70,6 +72,9 @@ struct Machine {
   std::vector<Link> links;
   int nodes = 1;
   std::optional<Network> network;
+  // What the reader guessed and the user should know (a format-1 file's GPU architectures), one
+  // line each; the commands print them to stderr.
+  std::vector<std::string> warnings;
 
   [[nodiscard]] int vertex_count() const { return static_cast<int>(devices.size() + switches.size()); }
   [[nodiscard]] const std::string& vertex_id(int v) const;

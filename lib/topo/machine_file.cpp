@@ -21,7 +21,10 @@ namespace {
 using nlohmann::json;
 
 // What a machine file may say (docs/machine-format.md, Rules the parser enforces).
-constexpr const char* kFormat = "scalelab-machine/1";
+// Format 2 added the GPUs' "arch"; format 1 files are still read, the architecture then taken from
+// the model name with a warning.
+constexpr const char* kFormat = "scalelab-machine/2";
+constexpr const char* kFormat1 = "scalelab-machine/1";
 constexpr double kMinFigure = 1e-3;       // GB/s, TFLOP/s, GiB: anything smaller is a unit mix-up
 constexpr double kMaxGBps = 1e5;          // 100 TB/s per device or link
 constexpr double kMaxTflops = 1e5;
@@ -33,6 +36,7 @@ constexpr int kMaxLinkWidth = 32;         // PCIe lanes
 // Collects the context every error names: the file and the entry.
 struct Ctx {
   std::string origin;
+  int version = 2;  // the file's format version
   [[noreturn]] void fail(const std::string& entry, const std::string& problem) const {
     throw_input(origin + ": " + entry + ": " + problem);
   }
@@ -86,7 +90,22 @@ std::string get_id(const Ctx& c, const json& j, const std::string& entry) {
   return id;
 }
 
-Device parse_device(const Ctx& c, const json& j, const std::string& entry) {
+// A GPU's "arch": required in format 2; in format 1 taken from the model name (returns true then).
+bool parse_arch(const Ctx& c, const json& j, const std::string& e, Device& d) {
+  if (j.contains("arch")) {
+    const std::string arch = get_string(c, j, e, "arch", true);
+    d.arch = parse_gpu_arch(arch);
+    if (!d.arch) c.fail(e, "unknown \"arch\" '" + arch + "'; use one of " + gpu_arch_names());
+    return false;
+  }
+  if (c.version >= 2) c.fail(e, "missing \"arch\"; add one of " + gpu_arch_names());
+  // A name no product list knows is taken as Volta, as versions before format 2 did for every GPU
+  // not named H100, H200 or A100.
+  d.arch = arch_from_model_name(d.model).value_or(GpuArch::volta);
+  return true;
+}
+
+Device parse_device(const Ctx& c, const json& j, const std::string& entry, bool& arch_guessed) {
   if (!j.is_object()) c.fail(entry, "must be an object");
   Device d;
   d.id = get_id(c, j, entry);
@@ -103,6 +122,8 @@ Device parse_device(const Ctx& c, const json& j, const std::string& entry) {
   d.memory_GiB = get_number(c, j, e, "memory_GiB", 0, kMinFigure, kMaxMemoryGiB);
   d.cores = get_count(c, j, e, "cores", 0, 1, kMaxCores);
   d.generation = get_string(c, j, e, "generation", false);
+  if (d.kind == DeviceKind::gpu) arch_guessed = parse_arch(c, j, e, d);
+  else if (j.contains("arch")) c.fail(e, "\"arch\" is for GPUs; remove it, or give a CPU's \"generation\"");
   return d;
 }
 
@@ -189,10 +210,11 @@ void check_size(const Ctx& c, const json& doc) {
 }  // namespace
 
 Machine parse_machine(const json& doc, const std::string& origin) {
-  const Ctx c{origin};
+  Ctx c{origin};
   if (!doc.is_object()) c.fail("top level", "must be an object with \"name\", \"devices\" and \"links\"");
   const std::string format = get_string(c, doc, "top level", "format", false);
-  if (format != kFormat) {
+  if (format == kFormat1) c.version = 1;
+  else if (format != kFormat) {
     c.fail("top level", "\"format\" is " + (doc.contains("format") ? "'" + format + "'" : std::string("missing")) +
                             "; a machine file starts with \"format\": \"" + kFormat + "\" (docs/machine-format.md)");
   }
@@ -207,11 +229,21 @@ Machine parse_machine(const json& doc, const std::string& origin) {
   if (!doc.contains("devices") || !doc["devices"].is_array()) c.fail("top level", "missing \"devices\" (an array)");
   check_size(c, doc);
   std::set<std::string> ids;
+  std::map<std::string, int> guessed;  // architecture -> GPUs given it from their model names
   for (std::size_t i = 0; i < doc["devices"].size(); ++i) {
     const std::string entry = "devices[" + std::to_string(i) + "]";
-    Device d = parse_device(c, doc["devices"][i], entry);
+    bool arch_guessed = false;
+    Device d = parse_device(c, doc["devices"][i], entry, arch_guessed);
     if (!ids.insert(d.id).second) c.fail(entry, "duplicate id '" + d.id + "'; ids must be unique");
+    if (arch_guessed) ++guessed[std::string(name_of(*d.arch))];
     m.devices.push_back(std::move(d));
+  }
+  if (!guessed.empty()) {
+    std::string as;
+    for (const auto& [arch, n] : guessed) as += (as.empty() ? "" : ", ") + std::to_string(n) + " as " + arch;
+    m.warnings.push_back(origin + ": format 1 gives no GPU \"arch\", so it was taken from the model names, volta where "
+                         "a name is not known (" + as +
+                         "); add \"arch\" to each GPU and write \"format\": \"" + kFormat + "\"");
   }
   if (doc.contains("switches")) {
     for (std::size_t i = 0; i < doc["switches"].size(); ++i) {
@@ -298,6 +330,7 @@ json to_json(const Machine& m) {
   for (const auto& d : m.devices) {
     const char* kind = d.kind == DeviceKind::gpu ? "gpu" : d.kind == DeviceKind::cpu ? "cpu" : "nic";
     json dj{{"id", d.id}, {"kind", kind}, {"model", d.model}};
+    if (d.arch) dj["arch"] = name_of(*d.arch);
     if (d.fp32_tflops > 0) dj["fp32_tflops"] = d.fp32_tflops;
     if (d.fp16_tflops > 0) dj["fp16_tflops"] = d.fp16_tflops;
     if (d.mem_bw_GBps > 0) dj["mem_bw_GBps"] = d.mem_bw_GBps;

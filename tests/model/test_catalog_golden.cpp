@@ -51,7 +51,7 @@ json ring_json(const topo::RingPlan& p) {
 json fabric_json(const GpuFabric& f) {
   return {{"ranks", f.ranks}, {"nodes", f.nodes}, {"gpus_per_node", f.gpus_per_node}, {"ring", ring_json(f.ring)},
           {"intra", f.intra_GBps}, {"inter", f.inter_GBps}, {"intra_lat", f.intra_lat_us}, {"inter_lat", f.inter_lat_us},
-          {"arch", f.arch}, {"nvswitch", f.nvswitch}, {"nvls_port", f.nvls_port_GBps}, {"gpu_mem", f.gpu_mem_GBps},
+          {"arch", std::string(topo::name_of(f.arch))}, {"nvswitch", f.nvswitch}, {"nvls_port", f.nvls_port_GBps}, {"gpu_mem", f.gpu_mem_GBps},
           {"pair_min", f.pair_min_GBps}, {"bottleneck", f.bottleneck}};
 }
 

@@ -58,6 +58,42 @@ TEST(NcclModel, NvlsOnlyOnHopperNvswitch) {
   EXPECT_TRUE(std::isnan(pa.predict(Collective::allreduce, "nvls", std::nullopt, 8e9).time_s));
 }
 
+// The constants follow the GPUs' stated architecture, not their model names: a DGX H100 whose
+// GPUs are named "H800" (no name the old guess knew) keeps NVLS, and the DGX A100 relabelled as
+// Blackwell gains it, with NCCL's Blackwell NVLS efficiency (0.74 against Hopper's 0.85).
+TEST(NcclModel, ConstantsFollowTheStatedArchitecture) {
+  auto h = topo::resolve_machine("dgx-h100");
+  const Predictor hopper(h, topo::select_gpus(h, "8"), topo::P2P::on);
+  for (auto& d : h.devices) {
+    if (d.kind == topo::DeviceKind::gpu) d.model = "H800-SXM5-80GB";
+  }
+  const Predictor h800(h, topo::select_gpus(h, "8"), topo::P2P::on);
+  EXPECT_DOUBLE_EQ(h800.predict(Collective::allreduce, "nvls", std::nullopt, 8e9).busbw_GBps,
+                   hopper.predict(Collective::allreduce, "nvls", std::nullopt, 8e9).busbw_GBps);
+  for (auto& d : h.devices) {
+    if (d.kind == topo::DeviceKind::gpu) d.arch = topo::GpuArch::blackwell;
+  }
+  const Predictor blackwell(h, topo::select_gpus(h, "8"), topo::P2P::on);
+  const double bw = blackwell.predict(Collective::allreduce, "nvls", std::nullopt, 8e9).busbw_GBps;
+  const double hw = hopper.predict(Collective::allreduce, "nvls", std::nullopt, 8e9).busbw_GBps;
+  EXPECT_NEAR(bw / hw, 0.74 / 0.85, 0.02);
+
+  // LL's ceiling: Volta 39 GB/s, Ampere and Ada 87.7 (llMaxBws, one node).
+  auto a = topo::resolve_machine("dgx-a100");
+  const Predictor ampere(a, topo::select_gpus(a, "8"), topo::P2P::on);
+  for (auto& d : a.devices) {
+    if (d.kind == topo::DeviceKind::gpu) d.arch = topo::GpuArch::ada;
+  }
+  const Predictor ada(a, topo::select_gpus(a, "8"), topo::P2P::on);
+  for (auto& d : a.devices) {
+    if (d.kind == topo::DeviceKind::gpu) d.arch = topo::GpuArch::volta;
+  }
+  const Predictor volta(a, topo::select_gpus(a, "8"), topo::P2P::on);
+  const auto ll = [](const Predictor& p) { return p.predict(Collective::allreduce, "ring", topo::Protocol::ll, 1e9).busbw_GBps; };
+  EXPECT_DOUBLE_EQ(ll(ada), ll(ampere));
+  EXPECT_LT(ll(volta), ll(ampere));
+}
+
 TEST(NcclModel, P2POffIsSlowerOnDgx1) {
   const auto m = topo::resolve_machine("dgx1");
   const Predictor on(m, topo::select_gpus(m, "8"), topo::P2P::on);

@@ -21,10 +21,10 @@ namespace {
 // A two-GPU machine we can break in one place per test.
 nlohmann::json small_machine() {
   return nlohmann::json::parse(R"({
-    "format": "scalelab-machine/1",
+    "format": "scalelab-machine/2",
     "name": "pair",
     "devices": [{"id": "cpu0", "kind": "cpu", "generation": "skylake"},
-                {"id": "gpu0", "kind": "gpu"}, {"id": "gpu1", "kind": "gpu"}],
+                {"id": "gpu0", "kind": "gpu", "arch": "volta"}, {"id": "gpu1", "kind": "gpu", "arch": "volta"}],
     "switches": [{"id": "sw0", "kind": "pcie"}],
     "links": [{"between": ["gpu0", "sw0"], "type": "pcie", "gen": "3", "width": 16},
               {"between": ["gpu1", "sw0"], "type": "pcie", "gen": "3", "width": 16},
@@ -80,7 +80,7 @@ TEST(MachineFile, LinkToMissingDevice) {
 
 TEST(MachineFile, GpuWithNoRoute) {
   auto doc = small_machine();
-  doc["devices"].push_back({{"id", "gpu2"}, {"kind", "gpu"}});
+  doc["devices"].push_back({{"id", "gpu2"}, {"kind", "gpu"}, {"arch", "volta"}});
   const std::string msg = error_of(doc);
   EXPECT_NE(msg.find("device 'gpu2' (GPU)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("no route"), std::string::npos) << msg;
@@ -120,8 +120,8 @@ TEST(MachineFile, FieldsOutOfRangeAreNamed) {
     std::vector<std::string> words;
   };
   const std::vector<Case> cases = {
-      {"no format", [](auto& d) { d.erase("format"); }, {"top level", "\"format\" is missing", "scalelab-machine/1"}},
-      {"other format", [](auto& d) { d["format"] = "scalelab-workload/1"; }, {"top level", "'scalelab-workload/1'", "scalelab-machine/1"}},
+      {"no format", [](auto& d) { d.erase("format"); }, {"top level", "\"format\" is missing", "scalelab-machine/2"}},
+      {"other format", [](auto& d) { d["format"] = "scalelab-workload/1"; }, {"top level", "'scalelab-workload/1'", "scalelab-machine/2"}},
       {"memory bandwidth 0", [](auto& d) { d["devices"][1]["mem_bw_GBps"] = 0; }, {"devices[1] (gpu0)", "mem_bw_GBps", "not positive"}},
       {"tiny link bandwidth", [](auto& d) { d["links"][2]["bw_GBps"] = 1e-300; }, {"links[2] (sw0-cpu0)", "bw_GBps", "too small"}},
       {"huge link bandwidth", [](auto& d) { d["links"][2]["bw_GBps"] = 1e300; }, {"links[2] (sw0-cpu0)", "bw_GBps", "too large"}},
@@ -136,6 +136,10 @@ TEST(MachineFile, FieldsOutOfRangeAreNamed) {
       {"empty device id", [](auto& d) { d["devices"][2]["id"] = ""; }, {"devices[2]", "\"id\" is \"\""}},
       {"id with a space", [](auto& d) { d["devices"][2]["id"] = "gpu 1"; }, {"devices[2]", "without spaces"}},
       {"empty switch id", [](auto& d) { d["switches"][0]["id"] = ""; }, {"switches[0]", "\"id\""}},
+      {"no arch", [](auto& d) { d["devices"][1].erase("arch"); }, {"devices[1] (gpu0)", "missing \"arch\"", "hopper, blackwell"}},
+      {"unknown arch", [](auto& d) { d["devices"][2]["arch"] = "kepler9"; }, {"devices[2] (gpu1)", "unknown \"arch\" 'kepler9'", "use one of pascal, volta"}},
+      {"arch as a number", [](auto& d) { d["devices"][2]["arch"] = 3.5; }, {"devices[2] (gpu1)", "\"arch\" must be a string"}},
+      {"arch on a CPU", [](auto& d) { d["devices"][0]["arch"] = "volta"; }, {"devices[0] (cpu0)", "\"arch\" is for GPUs"}},
   };
   for (const Case& k : cases) {
     auto doc = small_machine();
@@ -146,13 +150,72 @@ TEST(MachineFile, FieldsOutOfRangeAreNamed) {
   }
 }
 
+// Format 1 had no "arch": it is taken from each GPU's model name (Volta when the name is not known,
+// as format 1's readers did), and one warning line says so; format 2 files give none.
+TEST(MachineFile, FormatOneTakesTheArchitectureFromModelNamesWithOneWarning) {
+  auto doc = small_machine();
+  doc["format"] = "scalelab-machine/1";
+  doc["devices"][1].erase("arch");
+  doc["devices"][2].erase("arch");
+  doc["devices"][1]["model"] = "NVIDIA H800 80GB HBM3";
+  doc["devices"][2]["model"] = "Mystery Accelerator";
+  const Machine m = parse_machine(doc, "old.json");
+  EXPECT_EQ(m.devices[1].arch, GpuArch::hopper);
+  EXPECT_EQ(m.devices[2].arch, GpuArch::volta);
+  ASSERT_EQ(m.warnings.size(), 1u);
+  for (const std::string w : {"old.json: format 1 gives no GPU \"arch\"", "1 as hopper, 1 as volta", "scalelab-machine/2"}) {
+    EXPECT_NE(m.warnings[0].find(w), std::string::npos) << m.warnings[0] << " lacks " << w;
+  }
+  EXPECT_TRUE(parse_machine(small_machine(), "new.json").warnings.empty());
+  for (const auto& e : catalog()) EXPECT_TRUE(resolve_machine(e.name).warnings.empty()) << e.name;
+}
+
+TEST(GpuArch, ProductNamesMapToTheirArchitecture) {
+  const std::vector<std::pair<std::string, GpuArch>> cases = {
+      {"Tesla V100-SXM2-16GB", GpuArch::volta},  {"TITAN V", GpuArch::volta},
+      {"Tesla P100-PCIE-16GB", GpuArch::pascal}, {"GeForce GTX 1080 Ti", GpuArch::pascal},
+      {"Tesla T4", GpuArch::turing},             {"GeForce RTX 2080 Ti", GpuArch::turing},
+      {"A100-SXM4-40GB", GpuArch::ampere},       {"NVIDIA A10G", GpuArch::ampere},
+      {"NVIDIA RTX A6000", GpuArch::ampere},     {"GeForce RTX 3090", GpuArch::ampere},
+      {"NVIDIA GeForce RTX 4090", GpuArch::ada}, {"NVIDIA L40S", GpuArch::ada},
+      {"NVIDIA L4", GpuArch::ada},               {"NVIDIA RTX 6000 Ada Generation", GpuArch::ada},
+      {"NVIDIA H100 80GB HBM3", GpuArch::hopper}, {"NVIDIA H800", GpuArch::hopper},
+      {"NVIDIA GH200 480GB", GpuArch::hopper},   {"NVIDIA H200", GpuArch::hopper},
+      {"NVIDIA B200", GpuArch::blackwell},       {"NVIDIA GeForce RTX 5090", GpuArch::blackwell},
+      {"AMD Instinct MI250X", GpuArch::cdna2},   {"AMD Instinct MI300X", GpuArch::cdna3},
+  };
+  for (const auto& [name, arch] : cases) {
+    const auto got = arch_from_model_name(name);
+    ASSERT_TRUE(got.has_value()) << name;
+    EXPECT_EQ(*got, arch) << name << " -> " << name_of(*got);
+  }
+  EXPECT_FALSE(arch_from_model_name("Xeon Gold 6148").has_value());
+  EXPECT_FALSE(arch_from_model_name("").has_value());
+}
+
+TEST(GpuArch, ComputeCapabilitiesAndNamesRoundTrip) {
+  EXPECT_EQ(arch_from_compute_capability(7, 0), GpuArch::volta);
+  EXPECT_EQ(arch_from_compute_capability(7, 5), GpuArch::turing);
+  EXPECT_EQ(arch_from_compute_capability(8, 0), GpuArch::ampere);
+  EXPECT_EQ(arch_from_compute_capability(8, 6), GpuArch::ampere);
+  EXPECT_EQ(arch_from_compute_capability(8, 9), GpuArch::ada);
+  EXPECT_EQ(arch_from_compute_capability(9, 0), GpuArch::hopper);
+  EXPECT_EQ(arch_from_compute_capability(10, 0), GpuArch::blackwell);
+  EXPECT_EQ(arch_from_compute_capability(12, 0), GpuArch::blackwell);
+  for (const auto a : {GpuArch::pascal, GpuArch::volta, GpuArch::turing, GpuArch::ampere, GpuArch::ada, GpuArch::hopper,
+                       GpuArch::blackwell, GpuArch::cdna2, GpuArch::cdna3}) {
+    EXPECT_EQ(parse_gpu_arch(name_of(a)), a);
+  }
+  EXPECT_FALSE(parse_gpu_arch("Hopper").has_value());
+}
+
 // A node past the bounds of topo/machine.h is refused, naming the count and the bound; one at
 // the GPU bound still parses.
 TEST(MachineFile, NodeSizeIsBounded) {
   auto with_gpus = [](int n) {
     nlohmann::json doc = small_machine();
     for (int g = 2; g < n; ++g) {
-      doc["devices"].push_back({{"id", "gpu" + std::to_string(g)}, {"kind", "gpu"}});
+      doc["devices"].push_back({{"id", "gpu" + std::to_string(g)}, {"kind", "gpu"}, {"arch", "volta"}});
       doc["links"].push_back({{"between", {"gpu" + std::to_string(g), "sw0"}}, {"type", "pcie"}, {"gen", "3"}, {"width", 16}});
     }
     return doc;
