@@ -87,17 +87,16 @@ Candidate search(const std::vector<int>& gpus, const std::vector<std::vector<Rou
   return best;
 }
 
-}  // namespace
-
-RingPlan plan_rings(const Machine& m, const std::vector<int>& gpus, P2P p2p, int max_channels) {
+// Channels searched on `cap`; `fabric_only_from_start`: `cap` holds nothing but NVLink/xGMI, and
+// the first channel's routes are searched on it too.
+RingPlan plan_on(const Machine& m, const std::vector<int>& gpus, P2P p2p, int max_channels, Capacities cap,
+                 bool fabric_only_from_start) {
   RingPlan plan;
-  if (gpus.size() < 2) return plan;
-  Capacities cap = model_capacities(m);
   std::vector<int> index_of(m.vertex_count(), -1);
   for (std::size_t i = 0; i < gpus.size(); ++i) index_of[gpus[i]] = static_cast<int>(i);
   double first_bw = 0;
   for (int ch = 0; ch < max_channels; ++ch) {
-    const RouteFinder finder(m, p2p, ch == 0 ? Capacities{} : cap);
+    const RouteFinder finder(m, p2p, ch == 0 && !fabric_only_from_start ? Capacities{} : cap);
     std::vector<std::vector<Route>> routes(gpus.size(), std::vector<Route>(gpus.size()));
     for (std::size_t i = 0; i < gpus.size(); ++i) {
       for (std::size_t j = 0; j < gpus.size(); ++j) {
@@ -138,6 +137,28 @@ RingPlan plan_rings(const Machine& m, const std::vector<int>& gpus, P2P p2p, int
     plan.channels.push_back(std::move(c));
   }
   return plan;
+}
+
+}  // namespace
+
+RingPlan plan_rings(const Machine& m, const std::vector<int>& gpus, P2P p2p, int max_channels) {
+  if (gpus.size() < 2) return {};
+  // NCCL searches rings over NVLink first and falls back to PCIe only when NVLink cannot close a
+  // ring. Searching all links at once let a wide PCIe Gen5 route win the first channel and NVLink
+  // rings join it, a total above what the GPUs' NVLinks carry.
+  if (p2p == P2P::on) {
+    Capacities fabric = model_capacities(m);
+    bool any = false;
+    for (std::size_t l = 0; l < m.links.size(); ++l) {
+      if (is_gpu_fabric(m.links[l].spec.type)) any = true;
+      else fabric[2 * l] = fabric[2 * l + 1] = 0;
+    }
+    if (any) {
+      RingPlan plan = plan_on(m, gpus, p2p, max_channels, std::move(fabric), true);
+      if (!plan.channels.empty()) return plan;
+    }
+  }
+  return plan_on(m, gpus, p2p, max_channels, model_capacities(m), false);
 }
 
 std::string describe_bottleneck(const Machine& m, const RingPlan& plan) {

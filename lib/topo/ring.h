@@ -1,9 +1,10 @@
 // Rings over a set of GPUs, the way NCCL builds its channels: search the GPU order whose ring has
 // the largest bottleneck bandwidth (links shared by several ring edges split their bandwidth),
 // take that ring as one channel, subtract what it uses from every link, and search again on what
-// is left. Channels stop when the next ring would be slower than half the first one, and when the
-// first ring runs over NVLink/xGMI only, later ones may not use PCIe or the host (NCCL keeps
-// channels of similar speed and does not mix a PCIe ring into NVLink rings).
+// is left. Channels stop when the next ring would be slower than half the first one. With P2P on,
+// rings are searched over NVLink/xGMI alone first, and over every link only when those cannot close
+// a ring; when the first ring runs over NVLink/xGMI only, later ones may not use PCIe or the host
+// (NCCL keeps channels of similar speed and does not mix a PCIe ring into NVLink rings).
 //
 //   RingPlan plan = plan_rings(machine, machine.gpus(), P2P::on);
 //   plan.bw_GBps  -> 120 on DGX-1 (two 2-NVLink rings and two 1-NVLink rings, both directions)

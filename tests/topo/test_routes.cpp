@@ -3,7 +3,10 @@
 // model figure of one NVLink 2 link.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "topo/catalog.h"
+#include "topo/machine_file.h"
 #include "topo/ring.h"
 #include "topo/routes.h"
 
@@ -96,6 +99,36 @@ TEST(Routes, OneSocketPcieServerRingIsBoundByPcie) {
   const Machine m = resolve_machine("pcie-4gpu");
   const RingPlan plan = plan_rings(m, m.gpus(), P2P::on);
   EXPECT_NEAR(plan.bw_GBps, model_of(LinkType::pcie, "3"), 1e-9);
+}
+
+// Four GPUs, each with 2 NVLink 4 links to each of 4 NVSwitches (41 GB/s per switch) and a PCIe
+// Gen5 x16 link (48 GB/s) to one PCIe switch. The widest single route is PCIe, but NCCL rings run
+// over NVLink when it closes a ring: the plan must use NVLink only, and its total is what the
+// GPUs' NVLinks carry. Searching all links at once gave a PCIe ring plus NVLink rings, above that.
+TEST(Routes, RingsStayOnNvlinkWhenAWiderPcieRouteExists) {
+  nlohmann::json doc = {{"format", "scalelab-machine/2"}, {"name", "gen5-nvswitch-4"}};
+  doc["devices"] = {{{"id", "cpu0"}, {"kind", "cpu"}, {"generation", "sapphirerapids"}}};
+  doc["switches"] = {{{"id", "plx0"}, {"kind", "pcie"}}};
+  doc["links"] = {{{"between", {"plx0", "cpu0"}}, {"type", "pcie"}, {"gen", "5"}, {"width", 16}}};
+  for (int s = 0; s < 4; ++s) doc["switches"].push_back({{"id", "nvs" + std::to_string(s)}, {"kind", "nvswitch"}});
+  for (int g = 0; g < 4; ++g) {
+    const std::string id = "gpu" + std::to_string(g);
+    doc["devices"].push_back({{"id", id}, {"kind", "gpu"}, {"arch", "hopper"}});
+    doc["links"].push_back({{"between", {id, "plx0"}}, {"type", "pcie"}, {"gen", "5"}, {"width", 16}});
+    for (int s = 0; s < 4; ++s) {
+      doc["links"].push_back({{"between", {id, "nvs" + std::to_string(s)}}, {"type", "nvlink"}, {"gen", "4"}, {"count", 2}});
+    }
+  }
+  const Machine m = parse_machine(doc, "gen5-nvswitch-4.json");
+  ASSERT_GT(model_of(LinkType::pcie, "5"), model_of(LinkType::nvlink, "4", 2));  // the premise
+  const RingPlan plan = plan_rings(m, m.gpus(), P2P::on);
+  ASSERT_FALSE(plan.channels.empty());
+  for (const auto& c : plan.channels) {
+    for (const Route& r : c.edges) {
+      for (int l : r.links) EXPECT_EQ(m.links[l].spec.type, LinkType::nvlink) << describe_link(m, l);
+    }
+  }
+  EXPECT_NEAR(plan.bw_GBps, 4 * model_of(LinkType::nvlink, "4", 2), 1e-6);
 }
 
 }  // namespace
