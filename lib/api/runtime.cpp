@@ -1,0 +1,131 @@
+// The public API's job functions (include/scalelab/runtime.h) over lib/comm and lib/train.
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "api/context.h"
+#include "comm/consistency.h"
+#include "comm/factory.h"
+#include "comm/mpi_runtime.h"
+#include "nn/model.h"
+#include "scalelab/model.h"
+#include "scalelab/optimizer.h"
+#include "train/replicate.h"
+
+namespace scalelab {
+namespace {
+
+std::unique_ptr<comm::Communicator>& the_communicator() {
+  static std::unique_ptr<comm::Communicator> c;
+  return c;
+}
+
+}  // namespace
+
+namespace api {
+
+bool runtime_alive() { return the_communicator() != nullptr; }
+
+comm::Communicator& communicator(const char* function) {
+  if (!runtime_alive()) {
+    throw ApiError(std::string(function) +
+                       ": no scalelab::Runtime is alive: create one (scalelab::Runtime runtime;) at the top of main",
+                   2);
+  }
+  return *the_communicator();
+}
+
+}  // namespace api
+
+Runtime::Runtime() {
+  if (api::runtime_alive()) {
+    throw ApiError("scalelab::Runtime: one is already alive: create exactly one per process", 2);
+  }
+  the_communicator() = api::translated([] { return comm::make_communicator("mpi"); });
+}
+
+Runtime::~Runtime() {
+  the_communicator().reset();
+  // Leaving through an exception: MPI stays up so that run_main can bring the whole job down
+  // (MPI_Finalize here would leave the other ranks waiting for this one).
+  if (std::uncaught_exceptions() == 0) comm::finalize_mpi();
+}
+
+int rank() { return api::communicator("scalelab::rank").rank(); }
+int size() { return api::communicator("scalelab::size").size(); }
+int local_rank() { return api::communicator("scalelab::local_rank").local_rank(); }
+int local_size() { return api::communicator("scalelab::local_size").local_size(); }
+
+void barrier() {
+  comm::Communicator& c = api::communicator("scalelab::barrier");
+  api::translated([&] { c.barrier(); });
+}
+
+std::vector<double> sum_over_ranks(const std::vector<double>& values) {
+  comm::Communicator& c = api::communicator("scalelab::sum_over_ranks");
+  std::vector<double> out(values);
+  api::translated([&] {
+    comm::require_same(c, static_cast<std::uint64_t>(values.size()), "values",
+                       "(the number of values summed) differs across ranks");
+    c.allreduce(out.data(), out.data(), out.size(), comm::DataType::f64, comm::ReduceOp::sum);
+  });
+  return out;
+}
+
+double sum_over_ranks(double value) {
+  comm::Communicator& c = api::communicator("scalelab::sum_over_ranks");
+  api::translated([&] { c.allreduce(&value, &value, 1, comm::DataType::f64, comm::ReduceOp::sum); });
+  return value;
+}
+
+double average_over_ranks(double value) {
+  comm::Communicator& c = api::communicator("scalelab::average_over_ranks");
+  api::translated([&] { c.allreduce(&value, &value, 1, comm::DataType::f64, comm::ReduceOp::sum); });
+  return value / c.size();
+}
+
+void broadcast_from_rank0(Model& model, Optimizer& optimizer) {
+  comm::Communicator& c = api::communicator("scalelab::broadcast_from_rank0");
+  if (&optimizer.model() != &model) {
+    throw ApiError("scalelab::broadcast_from_rank0: the optimizer belongs to another model: pass the model it was built for", 2);
+  }
+  api::translated([&] {
+    nn::ParameterSet& params = model.impl().parameters();
+    train::require_same_model(c, params);
+    train::broadcast_from_rank0(c, params, optimizer.impl(), nullptr, 0);
+  });
+}
+
+bool parameters_agree(const Model& model) {
+  comm::Communicator& c = api::communicator("scalelab::parameters_agree");
+  const std::uint64_t mine = model.fingerprint();
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(c.size()));
+  api::translated([&] { c.host_allgather(&mine, all.data(), sizeof mine); });
+  for (std::uint64_t f : all) {
+    if (f != all[0]) return false;
+  }
+  return true;
+}
+
+int run_main(const std::function<int()>& body) {
+  int code = 0;
+  try {
+    return body();
+  } catch (const ApiError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    code = e.exit_code();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    code = e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    code = 1;
+  }
+  std::fflush(stderr);
+  comm::fail_job(code);  // with several ranks: MPI_Abort, so that no rank waits for this one
+  return code;
+}
+
+}  // namespace scalelab
