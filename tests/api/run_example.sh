@@ -5,6 +5,11 @@
 #   run_example.sh BUILD_DIR WORK MPIEXEC [MPIEXEC_FLAGS...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+data_dir=${SCALELAB_DATA_DIR:-/usr/share/datasets/fashion-mnist}
+if ! compgen -G "$data_dir/train-images-idx3-ubyte*" > /dev/null; then
+  echo "SKIP: no Fashion-MNIST in $data_dir (apt-get install dataset-fashion-mnist, or set SCALELAB_DATA_DIR)"
+  exit 77
+fi
 build_dir=$1 work=$2 mpiexec=$3
 shift 3
 "$here/build_installed.sh" "$build_dir" "$work" "$here/example"
