@@ -12,6 +12,10 @@ if ! compgen -G "$data_dir/train-images-idx3-ubyte*" > /dev/null; then
 fi
 build_dir=$1 work=$2 mpiexec=$3
 shift 3
+# docs/api.md's copy of the example is this file, exactly.
+doc="$here/../../docs/api.md"
+diff <(awk '/^<!-- example: tests\/api\/example\/main.cpp -->$/ { getline; on = 1; next } on && /^```$/ { exit } on' "$doc") \
+     "$here/example/main.cpp" || { echo "FAIL: docs/api.md's example differs from tests/api/example/main.cpp"; exit 1; }
 "$here/build_installed.sh" "$build_dir" "$work" "$here/example"
 for n in 1 2; do
   out=$("$mpiexec" "$@" -n "$n" "$work/example/train_example" 1 60 2>&1) ||
