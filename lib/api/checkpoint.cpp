@@ -1,5 +1,8 @@
 // The public API's checkpoints (include/scalelab/checkpoint.h) over lib/train/checkpoint.h.
+#include <filesystem>
+
 #include "api/context.h"
+#include "api/trace.h"
 #include "nn/model.h"
 #include "scalelab/checkpoint.h"
 #include "scalelab/model.h"
@@ -18,6 +21,11 @@ void save_checkpoint(const std::string& path, const Model& model, const Optimize
     meta.counters.training_forwards = -1;
     train::save_checkpoint(path, meta, model.impl().parameters(), optimizer.impl());
   });
+  if (api::tracing()) {
+    std::error_code ec;
+    const std::filesystem::path full = std::filesystem::absolute(path, ec);
+    api::trace("file", {{"kind", "checkpoint"}, {"path", ec ? path : full.string()}, {"epochs_done", epochs_done}});
+  }
 }
 
 std::int64_t load_checkpoint(const std::string& path, Model& model, Optimizer& optimizer) {

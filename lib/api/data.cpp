@@ -1,7 +1,10 @@
 // The public API's data sets and sampler (include/scalelab/data.h) over lib/data.
 #include <memory>
 
+#include <algorithm>
+
 #include "api/context.h"
+#include "api/trace.h"
 #include "data/load.h"
 #include "data/sampler.h"
 #include "scalelab/data.h"
@@ -28,6 +31,13 @@ void Dataset::fill(std::span<const std::size_t> indices, Batch& batch) const {
   batch.images.resize(indices.size() * impl_->shape().elements());
   batch.labels.resize(indices.size());
   api::translated([&] { impl_->fill(indices, batch.images.data(), batch.labels.data()); });
+  if (api::tracing()) {
+    constexpr std::size_t kPerLine = 256;  // keeps each line under the trace's 4096 bytes
+    for (std::size_t at = 0; at < indices.size(); at += kPerLine) {
+      const auto part = indices.subspan(at, std::min(kPerLine, indices.size() - at));
+      api::trace("samples", {{"dataset", impl_->name()}, {"indices", std::vector<std::size_t>(part.begin(), part.end())}});
+    }
+  }
 }
 
 Datasets load_datasets(const DatasetOptions& options) {
@@ -48,12 +58,19 @@ ShardedSampler::ShardedSampler(std::size_t dataset_size, int world_size, int ran
   }
   impl_ = api::translated([&] { return std::make_unique<data::ShardedSampler>(dataset_size, world_size, rank, seed, shuffle); });
   impl_->set_epoch(0);
+  if (api::tracing()) {
+    api::trace("sampler", {{"dataset_size", dataset_size}, {"world_size", world_size}, {"shard", rank}, {"seed", seed},
+                           {"shuffle", shuffle}});
+  }
 }
 ShardedSampler::~ShardedSampler() = default;
 ShardedSampler::ShardedSampler(ShardedSampler&&) noexcept = default;
 ShardedSampler& ShardedSampler::operator=(ShardedSampler&&) noexcept = default;
 
-void ShardedSampler::set_epoch(std::uint64_t epoch) { impl_->set_epoch(epoch); }
+void ShardedSampler::set_epoch(std::uint64_t epoch) {
+  impl_->set_epoch(epoch);
+  if (api::tracing()) api::trace("epoch", {{"epoch", epoch}, {"samples", impl_->indices().size()}});
+}
 const std::vector<std::size_t>& ShardedSampler::indices() const { return impl_->indices(); }
 std::size_t ShardedSampler::steps(std::size_t batch) const { return impl_->steps(batch); }
 

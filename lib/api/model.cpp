@@ -2,6 +2,7 @@
 #include <string_view>
 
 #include "api/context.h"
+#include "api/trace.h"
 #include "comm/consistency.h"
 #include "nn/loss.h"
 #include "nn/model.h"
@@ -39,7 +40,14 @@ Model::Model(const std::string& name, const Dataset& dataset, std::uint64_t seed
   impl_->reseed(seed, static_cast<std::uint64_t>(r));  // ranks drop different units
 }
 
-Model::~Model() = default;
+Model::~Model() {
+  if (!api::tracing()) return;
+  try {
+    api::trace("parameters", {{"when", "final"}, {"model", impl_->name()}, {"fingerprint", api::fingerprint_text(fingerprint())}});
+  } catch (const std::exception&) {
+    // A trace that cannot be written any more was already reported by the call that failed.
+  }
+}
 
 BatchStats Model::train_batch(const Batch& batch, float grad_scale) {
   const std::size_t elements = impl_->input_shape().numel();

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "api/context.h"
+#include "api/trace.h"
 #include "nn/model.h"
 #include "nn/step_plan.h"
 #include "optim/factory.h"
@@ -35,6 +36,12 @@ void Optimizer::step(float lr) {
     impl_->step(model_.impl().parameters(), lr);
   });
   model_.zero_grad();
+  if (api::tracing()) {
+    api::trace("step", {{"step", impl_->step_count()}, {"lr", lr}});
+    if (impl_->step_count() == 1) {
+      api::trace("parameters", {{"when", "first_step"}, {"step", 1}, {"fingerprint", api::fingerprint_text(model_.fingerprint())}});
+    }
+  }
 }
 
 std::string Optimizer::name() const { return impl_->name(); }
@@ -61,6 +68,12 @@ bool DistributedOptimizer::step(float lr) {
   if (++passes_ < passes_per_step_) return false;
   passes_ = 0;
   api::translated([&] { averager_->average(optimizer_.model().impl().parameters().grads()); });
+  if (api::tracing()) {
+    const nn::StepPlan& plan = averager_->plan();
+    api::trace("collective", {{"op", "allreduce"}, {"call", "scalelab::DistributedOptimizer::step"},
+                              {"bytes", plan.wire_bytes()}, {"buckets", plan.size()},
+                              {"wire", plan.options().fp16_wire ? "float16" : "float32"}});
+  }
   optimizer_.step(lr);
   return true;
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "api/context.h"
+#include "api/trace.h"
 #include "comm/consistency.h"
 #include "comm/factory.h"
 #include "comm/mpi_runtime.h"
@@ -44,9 +45,20 @@ Runtime::Runtime() {
     throw ApiError("scalelab::Runtime: one is already alive: create exactly one per process", 2);
   }
   the_communicator() = api::translated([] { return comm::make_communicator("mpi"); });
+  try {
+    api::open_trace(*the_communicator());
+  } catch (...) {
+    the_communicator().reset();
+    throw;
+  }
 }
 
 Runtime::~Runtime() {
+  try {
+    api::close_trace();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  }
   the_communicator().reset();
   // Leaving through an exception: MPI stays up so that run_main can bring the whole job down
   // (MPI_Finalize here would leave the other ranks waiting for this one).
@@ -61,6 +73,7 @@ int local_size() { return api::communicator("scalelab::local_size").local_size()
 void barrier() {
   comm::Communicator& c = api::communicator("scalelab::barrier");
   api::translated([&] { c.barrier(); });
+  if (api::tracing()) api::trace("collective", {{"op", "barrier"}, {"call", "scalelab::barrier"}, {"bytes", 0}});
 }
 
 std::vector<double> sum_over_ranks(const std::vector<double>& values) {
@@ -71,19 +84,34 @@ std::vector<double> sum_over_ranks(const std::vector<double>& values) {
                        "(the number of values summed) differs across ranks");
     c.allreduce(out.data(), out.data(), out.size(), comm::DataType::f64, comm::ReduceOp::sum);
   });
+  if (api::tracing()) {
+    api::trace("collective", {{"op", "allreduce"}, {"call", "scalelab::sum_over_ranks"}, {"bytes", out.size() * sizeof(double)},
+                              {"values", values}, {"results", out}});
+  }
   return out;
 }
 
 double sum_over_ranks(double value) {
   comm::Communicator& c = api::communicator("scalelab::sum_over_ranks");
+  const double mine = value;
   api::translated([&] { c.allreduce(&value, &value, 1, comm::DataType::f64, comm::ReduceOp::sum); });
+  if (api::tracing()) {
+    api::trace("collective", {{"op", "allreduce"}, {"call", "scalelab::sum_over_ranks"}, {"bytes", sizeof(double)},
+                              {"values", {mine}}, {"results", {value}}});
+  }
   return value;
 }
 
 double average_over_ranks(double value) {
   comm::Communicator& c = api::communicator("scalelab::average_over_ranks");
+  const double mine = value;
   api::translated([&] { c.allreduce(&value, &value, 1, comm::DataType::f64, comm::ReduceOp::sum); });
-  return value / c.size();
+  value /= c.size();
+  if (api::tracing()) {
+    api::trace("collective", {{"op", "allreduce"}, {"call", "scalelab::average_over_ranks"}, {"bytes", sizeof(double)},
+                              {"values", {mine}}, {"results", {value}}});
+  }
+  return value;
 }
 
 void broadcast_from_rank0(Model& model, Optimizer& optimizer) {
@@ -96,6 +124,12 @@ void broadcast_from_rank0(Model& model, Optimizer& optimizer) {
     train::require_same_model(c, params);
     train::broadcast_from_rank0(c, params, optimizer.impl(), nullptr, 0);
   });
+  if (api::tracing()) {
+    const nn::ParameterSet& p = model.impl().parameters();
+    const std::size_t bytes = p.values().size_bytes() + p.state().size_bytes() + optimizer.state().size_bytes();
+    api::trace("collective", {{"op", "broadcast"}, {"call", "scalelab::broadcast_from_rank0"}, {"bytes", bytes}, {"root", 0}});
+    api::trace("parameters", {{"when", "broadcast"}, {"step", optimizer.step_count()}, {"fingerprint", api::fingerprint_text(model.fingerprint())}});
+  }
 }
 
 bool parameters_agree(const Model& model) {
@@ -103,10 +137,13 @@ bool parameters_agree(const Model& model) {
   const std::uint64_t mine = model.fingerprint();
   std::vector<std::uint64_t> all(static_cast<std::size_t>(c.size()));
   api::translated([&] { c.host_allgather(&mine, all.data(), sizeof mine); });
-  for (std::uint64_t f : all) {
-    if (f != all[0]) return false;
+  bool agree = true;
+  for (std::uint64_t f : all) agree = agree && f == all[0];
+  if (api::tracing()) {
+    api::trace("collective", {{"op", "allgather"}, {"call", "scalelab::parameters_agree"}, {"bytes", sizeof mine},
+                              {"results", {agree}}});
   }
-  return true;
+  return agree;
 }
 
 int run_main(const std::function<int()>& body) {
