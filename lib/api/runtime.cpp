@@ -23,6 +23,12 @@ std::unique_ptr<comm::Communicator>& the_communicator() {
   return c;
 }
 
+// MPI cannot start again once finalised: a second Runtime after the first is refused.
+bool& runtime_ended() {
+  static bool ended = false;
+  return ended;
+}
+
 }  // namespace
 
 namespace api {
@@ -44,6 +50,11 @@ Runtime::Runtime() {
   if (api::runtime_alive()) {
     throw ApiError("scalelab::Runtime: one is already alive: create exactly one per process", 2);
   }
+  if (runtime_ended()) {
+    throw ApiError("scalelab::Runtime: the process's first Runtime has ended (MPI cannot start twice): "
+                   "create exactly one per process, alive for as long as the API is used",
+                   2);
+  }
   the_communicator() = api::translated([] { return comm::make_communicator("mpi"); });
   try {
     api::open_trace(*the_communicator());
@@ -60,6 +71,7 @@ Runtime::~Runtime() {
     std::fprintf(stderr, "error: %s\n", e.what());
   }
   the_communicator().reset();
+  runtime_ended() = true;
   // Leaving through an exception: MPI stays up so that run_main can bring the whole job down
   // (MPI_Finalize here would leave the other ranks waiting for this one).
   if (std::uncaught_exceptions() == 0) comm::finalize_mpi();
