@@ -106,6 +106,39 @@ TEST(ApiMpi, DifferentModelsAreRefusedOnEveryRank) {
   }
 }
 
+template <class F>
+std::string api_error(F&& f) {
+  try {
+    f();
+  } catch (const scalelab::ApiError& e) {
+    EXPECT_EQ(e.exit_code(), 2) << e.what();
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ApiMpi, BadArgumentsAreOneLineErrors) {
+  scalelab::Model model("trivial", synthetic().train, 7);
+  scalelab::Optimizer sgd(model, "sgd");
+  std::string e = api_error([&] { scalelab::DistributedOptimizer d(sgd, {.backward_passes_per_step = 0}); });
+  EXPECT_EQ(e.rfind("backward_passes_per_step 0", 0), 0u) << e;
+  e = api_error([&] { scalelab::DistributedOptimizer d(sgd, {.algorithm = "nope"}); });
+  EXPECT_EQ(e.rfind("algorithm", 0), 0u) << e;
+  EXPECT_NE(e.find("ring"), std::string::npos) << e;
+  e = api_error([&] { scalelab::Optimizer o(model, "nope"); });
+  EXPECT_NE(e.find("nope"), std::string::npos) << e;
+  EXPECT_NE(e.find("sgd"), std::string::npos) << e;
+  e = api_error([&] { sgd.step(-1.0f); });
+  EXPECT_EQ(e.rfind("lr -1", 0), 0u) << e;
+  scalelab::Batch empty;
+  EXPECT_EQ(api_error([&] { model.train_batch(empty); }),
+            "scalelab::Model::train_batch: the batch holds 0 labels and 0 floats, not a whole non-empty batch for "
+            "trivial (784 floats per sample): fill it with Dataset::fill");
+  scalelab::Model other("trivial", synthetic().train, 7);
+  EXPECT_EQ(api_error([&] { scalelab::broadcast_from_rank0(other, sgd); }),
+            "scalelab::broadcast_from_rank0: the optimizer belongs to another model: pass the model it was built for");
+}
+
 TEST(ApiMpi, ASecondRuntimeIsRefused) {
   try {
     scalelab::Runtime again;
