@@ -1,0 +1,103 @@
+# `cmake --install`: the public API's headers (include/scalelab/), the static libraries it needs
+# (scalelab_api and every scalelab library below it, found by walking its link dependencies) and
+# scalelabConfig.cmake, so that another CMake project does
+#   find_package(scalelab REQUIRED)
+#   target_link_libraries(app PRIVATE scalelab::scalelab)
+# The config file finds the same system packages again (MPI, fmt, zlib, CUDA when this build used
+# it) and lists the libraries in link order; none of scalelab's warning flags reach the user.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# Depth-first over the link dependencies of `target`: scalelab's static libraries in
+# _scalelab_libs (dependencies first), everything else (imported targets, system libraries) in
+# _scalelab_externals.
+function(_scalelab_walk target)
+  get_target_property(_aliased ${target} ALIASED_TARGET)
+  if(_aliased)
+    set(target ${_aliased})
+  endif()
+  if(target IN_LIST _scalelab_seen)
+    return()
+  endif()
+  list(APPEND _scalelab_seen ${target})
+  set(_scalelab_seen ${_scalelab_seen} PARENT_SCOPE)
+  get_target_property(_deps ${target} INTERFACE_LINK_LIBRARIES)
+  if(NOT _deps)
+    set(_deps "")
+  endif()
+  foreach(dep IN LISTS _deps)
+    string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" dep "${dep}")
+    if(dep STREQUAL "scalelab_options" OR dep MATCHES "^\\$<")
+      continue()
+    endif()
+    if(TARGET ${dep})
+      get_target_property(_imported ${dep} IMPORTED)
+      if(_imported)
+        list(APPEND _scalelab_externals ${dep})
+      else()
+        _scalelab_walk(${dep})
+      endif()
+    else()
+      list(APPEND _scalelab_externals ${dep})
+    endif()
+  endforeach()
+  get_target_property(_type ${target} TYPE)
+  if(_type STREQUAL "STATIC_LIBRARY")
+    list(APPEND _scalelab_libs ${target})
+  endif()
+  list(REMOVE_DUPLICATES _scalelab_externals)
+  set(_scalelab_seen ${_scalelab_seen} PARENT_SCOPE)
+  set(_scalelab_libs ${_scalelab_libs} PARENT_SCOPE)
+  set(_scalelab_externals ${_scalelab_externals} PARENT_SCOPE)
+endfunction()
+
+set(_scalelab_seen "")
+set(_scalelab_libs "")
+set(_scalelab_externals "")
+_scalelab_walk(scalelab_api)
+list(REVERSE _scalelab_libs)  # dependents before their dependencies: the static link order
+
+install(TARGETS ${_scalelab_libs} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/scalelab DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+# The config file's lines: find_dependency for each package an imported target comes from, and
+# the link list.
+set(SCALELAB_FIND_DEPENDENCIES "")
+set(SCALELAB_LINK_LIBRARIES "")
+foreach(lib IN LISTS _scalelab_libs)
+  list(APPEND SCALELAB_LINK_LIBRARIES "\${_scalelab_prefix}/${CMAKE_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:${lib}>")
+endforeach()
+foreach(ext IN LISTS _scalelab_externals)
+  if(ext MATCHES "^MPI::")
+    set(_find "find_dependency(MPI COMPONENTS CXX)")
+  elseif(ext MATCHES "^Threads::")
+    set(_find "find_dependency(Threads)")
+  elseif(ext MATCHES "^ZLIB::")
+    set(_find "find_dependency(ZLIB)")
+  elseif(ext MATCHES "^fmt::")
+    set(_find "find_dependency(fmt)")
+  elseif(ext MATCHES "^nlohmann_json::")
+    set(_find "find_dependency(nlohmann_json)")
+  elseif(ext MATCHES "^Eigen3::")
+    set(_find "find_dependency(Eigen3 NO_MODULE)")
+  elseif(ext MATCHES "^CUDA::")
+    set(_find "find_dependency(CUDAToolkit)")
+  elseif(TARGET ${ext})
+    message(FATAL_ERROR "cmake/Install.cmake: no find_dependency line for ${ext}: add one")
+  else()
+    set(_find "")
+  endif()
+  string(FIND "${SCALELAB_FIND_DEPENDENCIES}" "${_find}" _at)
+  if(_find AND _at EQUAL -1)
+    string(APPEND SCALELAB_FIND_DEPENDENCIES "${_find}\n")
+  endif()
+  list(APPEND SCALELAB_LINK_LIBRARIES ${ext})
+endforeach()
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/scalelabConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/scalelabConfig.cmake.pre INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/scalelab)
+# $<TARGET_FILE_NAME:...> in the link list is resolved here, at generation time.
+file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/scalelabConfig.cmake INPUT ${PROJECT_BINARY_DIR}/scalelabConfig.cmake.pre)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/scalelabConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/scalelabConfig.cmake ${PROJECT_BINARY_DIR}/scalelabConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/scalelab)
