@@ -40,8 +40,20 @@ constexpr Command kCommands[] = {
     {"simulate", scalelab::cli::cmd_simulate, "predicted training throughput, scaling efficiency and bottleneck (step model)"},
     {"calibrate", scalelab::cli::cmd_calibrate, "measure this machine (2 ranks) for the cost model's predictions"},
     {"bandwidth", scalelab::cli::cmd_bandwidth, "GPU copy bandwidth against size: host-device pinned and pageable, device (bandwidthTest)"},
+    {"slurm", scalelab::cli::cmd_slurm, "an sbatch script for a scalelab command on Puhti, Mahti, LUMI-G, a DGX cluster or any Slurm"},
     {"monitor", scalelab::cli::cmd_monitor, "sample GPU utilization and memory to CSV (nvidia-smi -l style, NVML), NVLink traffic"},
 };
+
+}  // namespace
+
+bool scalelab::cli::is_scalelab_command(std::string_view name) {
+  for (const auto& c : kCommands) {
+    if (c.name == name) return true;
+  }
+  return false;
+}
+
+namespace {
 
 void print_help() {
   std::cout << "scalelab " << SCALELAB_VERSION

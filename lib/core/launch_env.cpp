@@ -18,6 +18,33 @@ bool get_int(const char* name, int& out) {
 
 }  // namespace
 
+int slurm_tasks_on_node(const std::string& tasks_per_node, int node) {
+  // "4(x2),3": the first two nodes run 4 tasks, the third 3.
+  int first = 0;
+  std::size_t at = 0;
+  while (at < tasks_per_node.size()) {
+    const std::size_t comma = tasks_per_node.find(',', at);
+    const std::string item = tasks_per_node.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    char* end = nullptr;
+    const long tasks = std::strtol(item.c_str(), &end, 10);
+    if (end == item.c_str() || tasks < 1) return -1;
+    long repeat = 1;
+    if (*end == '(') {
+      if (end[1] != 'x') return -1;
+      char* close = nullptr;
+      repeat = std::strtol(end + 2, &close, 10);
+      if (close == end + 2 || *close != ')' || close[1] != '\0' || repeat < 1) return -1;
+    } else if (*end != '\0') {
+      return -1;
+    }
+    if (node < first + repeat) return static_cast<int>(tasks);
+    first += static_cast<int>(repeat);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return -1;
+}
+
 LaunchEnv read_launch_env() {
   LaunchEnv e;
   if (get_int("OMPI_COMM_WORLD_RANK", e.rank)) {
@@ -29,7 +56,13 @@ LaunchEnv read_launch_env() {
     e.launcher = "srun";
     get_int("SLURM_NTASKS", e.size);
     get_int("SLURM_LOCALID", e.local_rank);
-    if (!get_int("SLURM_NTASKS_PER_NODE", e.local_size)) e.local_size = e.size;
+    // SLURM_TASKS_PER_NODE is always set ("4(x2)"); SLURM_NTASKS_PER_NODE only with --ntasks-per-node.
+    int node = 0;
+    get_int("SLURM_NODEID", node);
+    const char* per_node = std::getenv("SLURM_TASKS_PER_NODE");
+    const int on_node = per_node != nullptr ? slurm_tasks_on_node(per_node, node) : -1;
+    if (on_node > 0) e.local_size = on_node;
+    else if (!get_int("SLURM_NTASKS_PER_NODE", e.local_size)) e.local_size = e.size;
   } else if (get_int("PMI_RANK", e.rank)) {
     e.launcher = "pmi";
     get_int("PMI_SIZE", e.size);

@@ -17,4 +17,8 @@ struct LaunchEnv {
 
 [[nodiscard]] LaunchEnv read_launch_env();
 
+// The tasks Slurm runs on node `node` (0-based) by its SLURM_TASKS_PER_NODE ("4(x2),3": 4 on nodes 0
+// and 1, 3 on node 2); -1 when the text is malformed or names fewer nodes.
+[[nodiscard]] int slurm_tasks_on_node(const std::string& tasks_per_node, int node);
+
 }  // namespace scalelab
