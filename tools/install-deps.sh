@@ -6,12 +6,13 @@
 # (set SCALELAB_DATA_DIR to their folder). CUDA 12+ with NCCL is optional (GPU code). The fuzz
 # preset needs clang with its libFuzzer and sanitizer runtimes (libclang-rt-14-dev; Debian's clang
 # only recommends it) and llvm-symbolizer for readable reports (llvm). The Slurm test starts its own
-# slurmctld, slurmd and munged with a scratch configuration (slurmctld slurmd slurm-client munge).
+# slurmctld, slurmd and munged with a scratch configuration (slurmctld slurmd slurm-client munge);
+# the multi-host tests make hosts of network namespaces (iproute2).
 set -euo pipefail
 packages=(build-essential cmake pkg-config libopenmpi-dev openmpi-bin libeigen3-dev
           libboost-program-options-dev libgtest-dev libgmock-dev nlohmann-json3-dev libfmt-dev
           zlib1g-dev libhwloc-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist
-          clang libclang-rt-14-dev llvm slurmctld slurmd slurm-client munge)
+          clang libclang-rt-14-dev llvm slurmctld slurmd slurm-client munge iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

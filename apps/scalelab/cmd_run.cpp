@@ -1,6 +1,6 @@
 // `scalelab run -np N [-H host:slots,...] [--dry-run] -- <subcommand ...>`: a launcher in the
 // spirit of horovodrun. It builds the mpirun command a student would otherwise have to know
-//   mpirun -np N --bind-to none [--oversubscribe] [--allow-run-as-root] [--host H] <this scalelab> <subcommand ...>
+//   mpirun -np N --bind-to none [--oversubscribe] [--allow-run-as-root] [--host H --mca oob_tcp_keepalive_* ...] <this scalelab> <subcommand ...>
 // (--oversubscribe when N exceeds the physical cores, or the slots of -H; --allow-run-as-root
 // when run as root), prints it on stderr as "$ mpirun ...", runs it and returns its exit code.
 // SIGTERM, SIGINT and SIGHUP are passed on to mpirun (which ends the ranks); run waits for it and
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -143,6 +144,15 @@ int cmd_run(const Args& args) {
   if (!r->hosts.empty()) {
     cmd.push_back("--host");
     cmd.push_back(r->hosts);
+    // Across hosts, a lost host or link must end the job: without keepalives on Open MPI's control
+    // connections (5 minutes idle by default, then 9 probes 20 s apart) mpirun waits on the lost
+    // daemon for ever. With these it reports "lost communication with a remote daemon ... on node
+    // <host>" and ends the job within about 30 s. An OMPI_MCA_ setting of the user's wins.
+    for (const auto& [name, value] : {std::pair{"oob_tcp_keepalive_time", "10"}, std::pair{"oob_tcp_keepalive_intvl", "5"},
+                                      std::pair{"oob_tcp_keepalive_probes", "3"}}) {
+      if (std::getenv(("OMPI_MCA_" + std::string(name)).c_str()) != nullptr) continue;
+      cmd.insert(cmd.end(), {"--mca", name, value});
+    }
   }
   cmd.push_back(scalelab_binary());
   cmd.insert(cmd.end(), r->command.begin(), r->command.end());

@@ -1,0 +1,106 @@
+#!/bin/bash
+# Two hosts on one machine: Linux network namespaces joined by veth pairs to a bridge, each with
+# its own address and host name (a UTS namespace per launched daemon), and Open MPI launching into
+# them through a launch agent that enters the namespace instead of ssh (plm_rsh_agent), over TCP
+# only (btl tcp,self). `scalelab run -H hostA:1,hostB:1` then runs one rank per host.
+#   train      the same training as on one host under mpirun: identical losses and accuracies
+#   bench      allreduce across the hosts: #wrong 0, each rank on its own host name, local rank 0 of 1
+#   link-down  a host's link taken down mid-run: the job ends within 60 s naming the lost host, and
+#              nothing of it is left running
+# What it does not prove: one kernel and one file system serve both hosts; veth is not a NIC.
+# Exit 77 (CTest's skip) with one line where namespaces cannot be made (not root, no iproute2...).
+# usage: multihost.sh MODE SCALELAB WORK_DIR
+set -u
+mode=$1 scalelab=$2 work=$3
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+[ "$(id -u)" -eq 0 ] || skip "network namespaces need root here, and this is not root"
+for c in ip unshare mpirun python3; do command -v $c >/dev/null || skip "$c is not installed (Debian: iproute2, util-linux, openmpi-bin)"; done
+id=$$
+a=sla$id b=slb$id br=slbr$id net=10.$((id % 200 + 20)).$((id / 200 % 250)).0
+pre=${net%.0}
+rm -rf "$work"; mkdir -p "$work"
+teardown() {
+  pkill -f "$work/" 2>/dev/null
+  ip netns pids $a 2>/dev/null | xargs -r kill -9 2>/dev/null
+  ip netns pids $b 2>/dev/null | xargs -r kill -9 2>/dev/null
+  ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; ip link del $br 2>/dev/null
+}
+trap teardown EXIT
+ip link add $br type bridge 2>/dev/null || skip "cannot create a bridge here (ip link add type bridge failed)"
+ip addr add $pre.1/24 dev $br && ip link set $br up || skip "cannot configure the bridge"
+n=2
+for h in $a $b; do
+  ip netns add $h || skip "cannot create network namespaces here (ip netns add failed)"
+  ip link add v$h type veth peer name eth0 netns $h || skip "cannot create veth pairs here"
+  ip link set v$h master $br up
+  ip -n $h addr add $pre.$n/24 dev eth0; ip -n $h link set eth0 up; ip -n $h link set lo up
+  n=$((n + 1))
+done
+cat > "$work/ns-agent.sh" <<AGENT
+#!/bin/sh
+# Open MPI's rsh agent: "ns-agent.sh HOST COMMAND..." runs the command in HOST's namespace, under
+# HOST as its host name.
+host=\$1; shift
+exec ip netns exec "\$host" unshare --uts /bin/sh -c "hostname \$host && \$*"
+AGENT
+chmod +x "$work/ns-agent.sh"
+baseline() {  # the same training on this host, before the variables below point Open MPI at the bridge
+  mpirun --allow-run-as-root --oversubscribe -np 2 "$scalelab" train --model mlp --max-steps 30 --batch-size 64 --seed 7 \
+    --json "$work/one-host.json" >/dev/null 2>&1 || fail "the one-host training failed"
+}
+[ "$mode" = train ] && baseline
+export OMPI_MCA_plm_rsh_agent=$work/ns-agent.sh OMPI_MCA_btl=tcp,self
+export OMPI_MCA_btl_tcp_if_include=$pre.0/24 OMPI_MCA_oob_tcp_if_include=$pre.0/24
+run=("$scalelab" run -np 2 -H $a:1,$b:1 --)
+
+case $mode in
+train)
+  timeout 120 "${run[@]}" train --model mlp --max-steps 30 --batch-size 64 --seed 7 --json "$work/two-hosts.json" \
+    >"$work/train.out" 2>&1 || fail "training across the hosts failed: $(tail -3 "$work/train.out")"
+  python3 - "$work/two-hosts.json" "$work/one-host.json" <<'PY' || fail "the records differ"
+import json, sys
+t, o = (json.load(open(p)) for p in sys.argv[1:3])
+keys = ("loss", "accuracy", "test_loss", "test_accuracy")
+a = [{k: e[k] for k in keys} for e in t["epochs"]]
+b = [{k: e[k] for k in keys} for e in o["epochs"]]
+assert t["ranks"] == 2 and t["complete"], (t["ranks"], t["complete"])
+assert a == b, (a, b)
+print("two hosts: losses and accuracies identical to one host's:", a)
+PY
+  ;;
+bench)
+  timeout 120 "${run[@]}" bench allreduce -b 1K -e 1M -f 8 --json "$work/bench.json" >"$work/bench.out" 2>&1 \
+    || fail "bench across the hosts failed: $(tail -3 "$work/bench.out")"
+  timeout 60 "${run[@]}" info >"$work/info.out" 2>&1 || fail "info across the hosts failed"
+  grep -q "launcher mpirun, rank 1 of 2, local rank 0 of 1" "$work/info.out" || fail "rank 1 is not local rank 0 of 1: $(grep launcher "$work/info.out")"
+  python3 - "$work/bench.json" "$a" "$b" <<'PY' || fail "bench record"
+import json, sys
+d = json.load(open(sys.argv[1]))
+hosts = [r["host"] for r in d["runs"][0]["ranks"]]
+assert hosts == sys.argv[2:4], hosts
+wrong = [r[p]["wrong"] for run in d["runs"] for r in run["results"] for p in ("in_place", "out_of_place")]
+assert wrong and all(w == 0 for w in wrong), wrong
+print("allreduce across", hosts, ": #wrong 0 at", len(wrong) // 2, "sizes")
+PY
+  ;;
+link-down)
+  start=$(date +%s)
+  timeout 120 "${run[@]}" train --model cnn --epochs 3 --batch-size 64 >"$work/down.out" 2>&1 &
+  job=$!
+  sleep 8
+  ip link set v$b down
+  wait $job; rc=$?
+  took=$(( $(date +%s) - start - 8 ))
+  [ $rc -ne 0 ] || fail "the job ended with exit 0 after its host was cut off"
+  [ $rc -ne 124 ] || fail "the job was still running 112 s after the link went down"
+  [ $took -le 60 ] || fail "the job took $took s to end after the link went down"
+  grep -q "on node $b" "$work/down.out" || fail "no line names the lost host $b: $(grep -v '^ *[0-9]*/' "$work/down.out" | tail -5)"
+  sleep 2
+  left=$(ip netns pids $a; ip netns pids $b; pgrep -f -- "--host $a:1,$b:1")  # in either host, or the launcher
+  [ -z "$left" ] || fail "left running: $left"
+  echo "link to $b down: the job ended $took s later (exit $rc), naming $b; nothing left running"
+  ;;
+*) fail "unknown mode $mode" ;;
+esac
+echo PASS
