@@ -2,9 +2,11 @@
 // measures it, and the two are compared; then the same simulator takes the course's workloads
 // to machines the class does not have (DGX-1, DGX A100, DGX H100, Puhti, LUMI-G): the scaling
 // curve, where it bends and why (compute- or communication-bound, bucket size, gradient wire
-// precision, batch per GPU), and the bootcamp's NVLink pair against a pair through host memory.
+// precision, batch per GPU), the bootcamp's NVLink pair against a pair through host memory, and
+// the Puhti run as the sbatch script that would submit it.
 // Handout: docs/labs/lab5.md. Run: `lab5 --quick` (a few minutes) or `lab5`.
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -174,6 +176,28 @@ void nvlink_pair(StepContext& ctx) {
           "few percent?");
 }
 
+// The 64-GPU Puhti run of step 5 as the job a student would submit: `scalelab slurm` picks the
+// partition from the size and time and writes each directive with its reason.
+void puhti_job(StepContext& ctx) {
+  const std::string script = ctx.out("puhti-resnet.sh");
+  ctx.run({"slurm", "--cluster", "puhti", "--nodes", "16", "--time", "02:00:00", "--account", "project_2001234", "--out", script,
+           "--", "train", "--model", "resnet", "--epochs", "5", "--batch-size", "64"});
+  std::ifstream in(script);
+  std::string line;
+  Json directives = Json::array();
+  while (std::getline(in, line)) {
+    if (line.rfind("#SBATCH", 0) == 0 || line.rfind("srun", 0) == 0) {
+      ctx.say("  " + line);
+      directives.push_back(line);
+    }
+  }
+  if (directives.empty()) scalelab::throw_runtime("step " + std::to_string(ctx.number()) + ": " + script + " holds no #SBATCH line");
+  ctx.note("puhti_job", {{"script", script}, {"lines", directives}});
+  ctx.say("Question: why did it choose the gpu partition and not gputest, and what would change (partition,\n"
+          "cores, memory) for 2 GPUs for 10 minutes? Try `scalelab slurm --cluster lumi-g --dry-run ...`:\n"
+          "what does LUMI ask for that Puhti does not, and why (docs/clusters.md)?");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -194,5 +218,8 @@ int main(int argc, char** argv) {
                 "Puhti's nodes talk over InfiniBand: how much of the allreduce can backward hide?", knobs});
   lab.add_step({"The bootcamp's NVLink pair against a pair through host memory",
                 "The Fashion-MNIST CNN on two V100s of a DGX-1, peer-to-peer on and off.", nvlink_pair});
+  lab.add_step({"From the prediction to a job on Puhti",
+                "Step 5's 64 GPUs as the sbatch script a student would submit: 16 nodes of 4 V100.", puhti_job,
+                /*timed=*/false});
   return scalelab::labs::lab_main(lab, argc, argv);
 }
