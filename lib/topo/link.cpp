@@ -5,7 +5,7 @@
 //  - PCIe x16 per direction: Gen3 15.75, Gen4 31.5, Gen5 63 GB/s (PCI-SIG); NCCL model 12/24/48.
 //  - CPU interconnects, NCCL model: Broadwell QPI 6, Skylake UPI 10, Sapphire Rapids 22, AMD 16.
 //    Peer copies across sockets do not approach the spec rates, so peak = model for these.
-//  - InfiniBand per port: EDR 100 Gb/s, HDR 200, NDR 400; NCCL model 12/24/48 GB/s.
+//  - InfiniBand per port: EDR 100 Gb/s, HDR100 (HDR on two lanes) 100, HDR 200, NDR 400; NCCL model 12/12/24/48 GB/s.
 //  - AMD xGMI (MI250X, LUMI-G): 50 GB/s per link per direction (AMD CDNA2 white paper); the model
 //    figure applies NCCL's NVLink ratio 20/25 (an assumption: RCCL publishes no table).
 //  - Per-hop latency by protocol LL/LL128/Simple (NCCL tuning.cc hwLat, Ring): NVLink
@@ -42,7 +42,7 @@ const std::map<std::string, GenRow>& table(LinkType t) {
   static const std::map<std::string, GenRow> qpi{{"broadwell", {6, 6}}, {"haswell", {6, 6}}};
   static const std::map<std::string, GenRow> upi{{"skylake", {10, 10}}, {"cascadelake", {10, 10}}, {"icelake", {10, 10}}, {"sapphirerapids", {22, 22}}};
   static const std::map<std::string, GenRow> amd{{"rome", {16, 16}}, {"milan", {16, 16}}, {"genoa", {16, 16}}, {"trento", {16, 16}}};
-  static const std::map<std::string, GenRow> ib{{"edr", {12.5, 12}}, {"hdr", {25, 24}}, {"ndr", {50, 48}}};
+  static const std::map<std::string, GenRow> ib{{"edr", {12.5, 12}}, {"hdr100", {12.5, 12}}, {"hdr", {25, 24}}, {"ndr", {50, 48}}};
   // Ethernet: the line rate; the model applies the ratio NCCL's IB figures imply (12/12.5).
   static const std::map<std::string, GenRow> eth{{"10g", {1.25, 1.2}}, {"25g", {3.125, 3.0}}, {"50g", {6.25, 6.0}}, {"100g", {12.5, 12}}, {"200g", {25, 24}}, {"400g", {50, 48}}};
   static const std::map<std::string, GenRow> mem{{"ddr4", {20, 20}}, {"ddr5", {30, 30}}};
