@@ -146,7 +146,7 @@ void resnet50_links(StepContext& ctx) {
       {"4 V100 PCIe, one switch", {"--machine", "pcie-4gpu", "--gpus", "4"}, {"--machine", "pcie-4gpu", "--gpus", "4"}},
       {"DGX A100, NVSwitch", {"--machine", "dgx-a100", "--gpus", "8"}, {"--machine", "dgx-a100", "--gpus", "8"}},
       {"DGX H100, NVSwitch (NVLink 4)", {"--machine", "dgx-h100", "--gpus", "8"}, {"--machine", "dgx-h100", "--gpus", "8"}},
-      {"Puhti, 2 nodes x 4 V100 (InfiniBand EDR)", {"--machine", "puhti", "--gpus", "8"}, {"--machine", "puhti", "--gpus", "8"}},
+      {"Puhti, 2 nodes x 4 V100 (InfiniBand HDR100)", {"--machine", "puhti", "--gpus", "8"}, {"--machine", "puhti", "--gpus", "8"}},
       {"this machine, 2 CPU ranks (calibrated)", {"--machine", "this", "--ranks", "2", "--profile", profile},
        {"--machine", "this", "--gpus", "2", "--profile", profile}},
   };
