@@ -183,6 +183,10 @@ int cmd_bench(const Args& args) {
     if (prediction) o.predictor = prediction->hook();
     bench::BenchPrinter printer(out, o, c.size(), c.backend());
     printer.preamble(places);
+    if (const std::string note = bench::sweep_end_note(o.sweep, bench::size_sweep(o.sweep, comm::size_of(o.types.front())));
+        !note.empty()) {
+      out << note << "\n";
+    }
     printer.header();
     const auto result = bench::run_benchmark(c, o, [&](const bench::Row& row) { printer.row(row); });
     printer.footer(result.summary);

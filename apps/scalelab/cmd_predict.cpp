@@ -89,6 +89,7 @@ int cmd_predict(const Args& args) {
               pr.on_gpus() ? "NCCL-like (latency + bytes / bandwidth) over the machine's topology (docs/cost-model.md)"
                            : "alpha-beta-gamma with calibrated shared-memory costs (scalelab calibrate)",
               pr.bottleneck().c_str());
+  if (const std::string note = bench::sweep_end_note(spec, sizes); !note.empty()) std::printf("%s\n", note.c_str());
   std::printf("# %12s %12s %8s %6s %5s %12s %8s %8s  %-18s %s\n", "size", "count", "type", "redop", "root", "time(us)",
               "algbw", "busbw", "algorithm", "modelled as");
   nlohmann::json doc = make_envelope("predict", 1, args.full);

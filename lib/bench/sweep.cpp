@@ -4,10 +4,21 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/size_parse.h"
 
 namespace scalelab::bench {
 
 using collectives::Collective;
+
+std::string sweep_end_note(const SweepSpec& spec, const std::vector<std::uint64_t>& sizes) {
+  if (sizes.empty() || sizes.back() >= spec.max_bytes) return "";
+  const std::uint64_t last = sizes.back();
+  const bool by_factor = spec.step_factor > 1;
+  const std::uint64_t next = by_factor ? last * spec.step_factor : last + spec.step_bytes;
+  if (next <= last) return "";
+  return "# sizes stop at " + format_size(last) + ": the next (" + format_size(next) + ") would pass -e " +
+         format_size(spec.max_bytes);
+}
 
 std::vector<std::uint64_t> size_sweep(const SweepSpec& spec, std::size_t type_size) {
   if (spec.min_bytes > spec.max_bytes) {

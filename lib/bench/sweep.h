@@ -12,6 +12,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "collectives/algorithm.h"
@@ -28,6 +29,10 @@ struct SweepSpec {
 // The sizes visited, ascending. Usage errors (one line naming the flag) for -b > -e, a step that
 // never advances, or a size that is not a multiple of `type_size`.
 [[nodiscard]] std::vector<std::uint64_t> size_sweep(const SweepSpec& spec, std::size_t type_size);
+
+// When the sweep stops below -e (the next step would pass it), a comment line saying so, e.g.
+// "# sizes stop at 512 MiB: the next (2 GiB) would pass -e 1 GiB"; "" when the last size is -e.
+[[nodiscard]] std::string sweep_end_note(const SweepSpec& spec, const std::vector<std::uint64_t>& sizes);
 
 // What one size means for one collective at `nranks` ranks.
 struct CaseShape {

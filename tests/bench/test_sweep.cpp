@@ -84,5 +84,16 @@ TEST(BusBandwidth, FactorsAreTheRingTrafficPerRank) {
   EXPECT_DOUBLE_EQ(busbw_factor(Collective::allreduce, 4), 1.5);
 }
 
+// A factor that steps past -e says where it stopped, so that "-e 1G -f 4" ending at 512 MiB is
+// not taken for a limit of the machine.
+TEST(Sweep, SaysWhenItStopsBelowTheLargestSize) {
+  const SweepSpec f4{.min_bytes = 8, .max_bytes = 1ull << 30, .step_factor = 4};
+  EXPECT_EQ(sweep_end_note(f4, size_sweep(f4, 4)), "# sizes stop at 512 MiB: the next (2 GiB) would pass -e 1 GiB");
+  const SweepSpec f2{.min_bytes = 8, .max_bytes = 1ull << 30, .step_factor = 2};
+  EXPECT_EQ(sweep_end_note(f2, size_sweep(f2, 4)), "");
+  const SweepSpec step{.min_bytes = 1024, .max_bytes = 5000, .step_factor = 1, .step_bytes = 1024};
+  EXPECT_EQ(sweep_end_note(step, size_sweep(step, 4)), "# sizes stop at 4 KiB: the next (5 KiB) would pass -e 5000 B");
+}
+
 }  // namespace
 }  // namespace scalelab::bench
