@@ -2,13 +2,19 @@
 // `horovodrun --check-build`: version, backends compiled with their library versions (MPI,
 // NCCL, CUDA), devices found or why none were, the CPU, the collective algorithms, and rank /
 // size / local rank / local size as the launcher (mpirun, srun, torchrun-style) left them in the
-// environment. It does not start MPI. --json FILE writes the same as a "scalelab.info" record
-// (under a launcher with several ranks, rank 0 writes it).
+// environment. Under a launcher with several ranks it starts MPI only to gather every rank's
+// place and hardware, and rank 0 prints one block for the job, then one line per rank with what
+// differs from rank 0 (host, CPU, GPUs, BLAS); the other ranks print nothing. --json FILE writes
+// the same as a "scalelab.info" record (rank 0 writes it).
 #include <mpi.h>
 
+#include <unistd.h>
+
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "collectives/algorithm.h"
 #include "nn/blas.h"
@@ -41,6 +47,75 @@ std::string one_decimal(double v) {
   return buf;
 }
 
+// What may differ from one rank to the next, as "key=value" fields.
+struct RankFacts {
+  int rank = 0;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+RankFacts facts_of(const LaunchEnv& env, const MachineInfo& m, const GpuProbe& gpu) {
+  RankFacts f;
+  f.rank = env.rank;
+  std::string gpus;
+  for (const auto& d : gpu.devices) gpus += (gpus.empty() ? "" : ", ") + ("cuda:" + std::to_string(d.index) + " " + d.name);
+  f.fields = {{"host", m.hostname},
+              {"local rank", std::to_string(env.local_rank) + " of " + std::to_string(env.local_size)},
+              {"pid", std::to_string(::getpid())},
+              {"CPU", m.cpu_model + ", " + std::to_string(m.logical_cpus) + " logical CPUs, " + one_decimal(m.memory_gib) + " GiB"},
+              {"GPUs", gpus.empty() ? "none" : gpus},
+              {"BLAS", nn::blas_description()}};
+  return f;
+}
+
+// Every rank's facts at rank 0 (one gather of "key\x1fvalue\x1e..." texts); empty elsewhere.
+std::vector<RankFacts> gather_facts(const RankFacts& mine, int size) {
+  std::string text;
+  for (const auto& [k, v] : mine.fields) text += k + '\x1f' + v + '\x1e';
+  int len = static_cast<int>(text.size());
+  std::vector<int> lens(static_cast<std::size_t>(size));
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::vector<int> offsets(static_cast<std::size_t>(size));
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    offsets[static_cast<std::size_t>(r)] = total;
+    total += lens[static_cast<std::size_t>(r)];
+  }
+  std::string all(rank == 0 ? static_cast<std::size_t>(total) : 0, '\0');
+  MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<RankFacts> out;
+  if (rank != 0) return out;
+  for (int r = 0; r < size; ++r) {
+    RankFacts f;
+    f.rank = r;
+    const std::string t = all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
+                                     static_cast<std::size_t>(lens[static_cast<std::size_t>(r)]));
+    std::size_t at = 0;
+    while (at < t.size()) {
+      const std::size_t sep = t.find('\x1f', at), end = t.find('\x1e', at);
+      if (sep == std::string::npos || end == std::string::npos) break;
+      f.fields.emplace_back(t.substr(at, sep - at), t.substr(sep + 1, end - sep - 1));
+      at = end + 1;
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// "rank 1: host b, local rank 0 of 1, pid 42; GPUs: none" (host, local rank and pid always;
+// the rest only where they differ from rank 0's).
+std::string rank_line(const RankFacts& f, const RankFacts& first) {
+  std::string line = "    rank " + std::to_string(f.rank) + ":";
+  for (std::size_t i = 0; i < f.fields.size(); ++i) {
+    const auto& [k, v] = f.fields[i];
+    const bool always = k == "host" || k == "local rank" || k == "pid";
+    if (!always && i < first.fields.size() && first.fields[i].second == v) continue;
+    line += (line.back() == ':' ? " " : ", ") + k + " " + v;
+  }
+  return line;
+}
+
 }  // namespace
 
 int cmd_info(const Args& args) {
@@ -53,6 +128,16 @@ int cmd_info(const Args& args) {
   const MachineInfo machine = read_machine_info();
   const LaunchEnv env = read_launch_env();
   const GpuProbe gpu = probe_gpus();
+  // Several ranks: one block, from rank 0, with a line per rank (the others stay quiet).
+  std::vector<RankFacts> ranks;
+  if (env.size > 1 && env.launcher != "torchrun") {
+    MPI_Init(nullptr, nullptr);
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    ranks = gather_facts(facts_of(env, machine, gpu), size);
+    MPI_Finalize();
+    if (env.rank != 0) return 0;
+  }
   const std::string mpi_version = mpi_library_version();
   const std::string mpi_standard = std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION);
   bool nccl_backend = false;
@@ -88,6 +173,11 @@ int cmd_info(const Args& args) {
   }
   std::cout << "Launch (from the environment):\n    launcher " << env.launcher << ", rank " << env.rank << " of "
             << env.size << ", local rank " << env.local_rank << " of " << env.local_size << std::endl;
+  if (!ranks.empty()) {
+    std::cout << "Ranks (what differs from rank 0 besides host, local rank and pid):\n";
+    for (const auto& f : ranks) std::cout << rank_line(f, ranks.front()) << "\n";
+    std::cout << std::flush;
+  }
 
   const std::string json_path = (*vm)["json"].as<std::string>();
   if (!json_path.empty() && env.rank == 0) {
@@ -110,6 +200,17 @@ int cmd_info(const Args& args) {
     doc["blas"] = nn::blas_description();
     doc["launch"] = {{"launcher", env.launcher}, {"rank", env.rank}, {"size", env.size},
                      {"local_rank", env.local_rank}, {"local_size", env.local_size}};
+    nlohmann::json per_rank = nlohmann::json::array();
+    for (const auto& f : ranks) {
+      nlohmann::json r{{"rank", f.rank}};
+      for (const auto& [k, v] : f.fields) {
+        std::string key = k;  // "local rank" -> "local_rank", "GPUs" -> "gpus"
+        for (char& c : key) c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        r[key] = v;
+      }
+      per_rank.push_back(r);
+    }
+    doc["ranks"] = per_rank;
     write_json_file(json_path, doc);
   }
   return 0;

@@ -73,7 +73,7 @@ bench)
   timeout 120 "${run[@]}" bench allreduce -b 1K -e 1M -f 8 --json "$work/bench.json" >"$work/bench.out" 2>&1 \
     || fail "bench across the hosts failed: $(tail -3 "$work/bench.out")"
   timeout 60 "${run[@]}" info >"$work/info.out" 2>&1 || fail "info across the hosts failed"
-  grep -q "launcher mpirun, rank 1 of 2, local rank 0 of 1" "$work/info.out" || fail "rank 1 is not local rank 0 of 1: $(grep launcher "$work/info.out")"
+  grep -q "rank 1: host $b, local rank 0 of 1" "$work/info.out" || fail "rank 1 is not local rank 0 of 1 on $b: $(grep -A3 '^Ranks' "$work/info.out")"
   python3 - "$work/bench.json" "$a" "$b" <<'PY' || fail "bench record"
 import json, sys
 d = json.load(open(sys.argv[1]))
