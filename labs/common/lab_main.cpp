@@ -47,12 +47,21 @@ int lab_main(const lab::Lab& lab, int argc, char** argv) {
   po::options_description desc("options");
   desc.add_options()("help,h", "show this help")("list", "list the steps and exit")(
       "quick", po::bool_switch(&o.quick), "the short variant (CI-affordable): fewer steps per epoch, same lessons")(
-      "step", po::value<int>(&o.only_step)->default_value(defaults.only_step), "run only step N (1-based; 0: all)")(
-      "ranks", po::value<int>(&o.ranks)->default_value(defaults.ranks), "N, the rank count of the multi-rank steps")(
-      "dataset", po::value<std::string>(&o.dataset)->default_value(defaults.dataset),
-      "dataset of the training steps: fashion-mnist, synthetic or a folder of IDX files")(
-      "out", po::value<std::string>(&o.out_dir)->default_value(name + "-out"), "folder for the steps' files")(
+      "step", po::value<int>(&o.only_step)->default_value(defaults.only_step), "run only step N (1-based; 0: all)");
+  // Only the shared options this lab's steps read: another is an "unrecognised option", not ignored.
+  std::string usage = name + " [--quick] [--step N]";
+  if (lab.uses("ranks")) {
+    desc.add_options()("ranks", po::value<int>(&o.ranks)->default_value(defaults.ranks), "N, the rank count of the multi-rank steps");
+    usage += " [--ranks N]";
+  }
+  if (lab.uses("dataset")) {
+    desc.add_options()("dataset", po::value<std::string>(&o.dataset)->default_value(defaults.dataset),
+                       "dataset of the training steps: fashion-mnist, synthetic or a folder of IDX files");
+    usage += " [--dataset NAME]";
+  }
+  desc.add_options()("out", po::value<std::string>(&o.out_dir)->default_value(name + "-out"), "folder for the steps' files")(
       "json", po::value<std::string>(&o.json), "write the lab's record here (default <out>/<lab>.json)");
+  usage += " [--out DIR] [--json FILE]";
   const std::vector<std::string> command(argv, argv + argc);
   try {
     po::variables_map vm;
@@ -65,7 +74,7 @@ int lab_main(const lab::Lab& lab, int argc, char** argv) {
     po::store(parsed, vm);
     po::notify(vm);
     if (vm.count("help")) {
-      std::cout << "usage: " << name << " [--quick] [--step N] [--ranks N] [--dataset NAME] [--out DIR] [--json FILE]\n\n"
+      std::cout << "usage: " << usage << "\n\n"
                 << lab.title() << "\n\n" << desc << "\n";
       return 0;
     }

@@ -211,6 +211,7 @@ constexpr bool kAccuracyLesson = false;
 
 int main(int argc, char** argv) {
   scalelab::lab::Lab lab("lab2", "Large-batch convergence: lr scaling, warm-up, LARS and LAMB");
+  lab.uses({"dataset"});  // one process emulates the workers: no --ranks
   lab.add_step({"The baseline: a small global batch",
                 "One worker, global batch 32, SGD with momentum 0.9, lr 0.01 decayed by a cosine: the reference every "
                 "later step is measured against.",

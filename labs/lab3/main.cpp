@@ -208,6 +208,7 @@ void chart(StepContext& ctx) {
 
 int main(int argc, char** argv) {
   scalelab::lab::Lab lab("lab3", "Topology: predict, then measure, allreduce over NVLink and PCIe");
+  lab.uses({});  // its measured steps run 2 ranks of bench, with synthetic buffers
   lab.add_step({"This machine's topology",
                 "scalelab detects this machine (CPU sockets and NUMA from hwloc, GPUs from CUDA when built with it) "
                 "and prints it the way `nvidia-smi topo -m` does.",

@@ -111,10 +111,18 @@ DatasetSplits load_dataset(const DatasetSpec& spec) {
     }
     return load_folder(kDefaultFashionMnistDir, "fashion-mnist", true);
   }
+  check_dataset_name(spec.name);
+  return load_folder(spec.name, spec.name, false);
+}
+
+void check_dataset_name(const std::string& name) {
+  for (const auto& n : dataset_names()) {
+    if (n == name) return;
+  }
   std::error_code ec;
-  if (fs::is_directory(spec.name, ec)) return load_folder(spec.name, spec.name, false);
+  if (fs::is_directory(name, ec)) return;
   throw_parameter(ErrorKind::usage, "dataset",
-                  spec.name + ": unknown dataset; use fashion-mnist, synthetic, or a folder holding MNIST-format IDX files");
+                  name + ": unknown dataset; use fashion-mnist, synthetic, or a folder holding MNIST-format IDX files");
 }
 
 }  // namespace scalelab::data

@@ -34,5 +34,8 @@ struct DatasetSplits {
 [[nodiscard]] DatasetSplits load_dataset(const DatasetSpec& spec);
 // The names --dataset accepts besides a folder, for help text.
 [[nodiscard]] std::vector<std::string> dataset_names();
+// A usage error naming "dataset" unless `name` is one of dataset_names() or an existing folder
+// (what load_dataset accepts; the files themselves are checked when loaded).
+void check_dataset_name(const std::string& name);
 
 }  // namespace scalelab::data

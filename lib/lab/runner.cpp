@@ -1,6 +1,7 @@
 // The lab step runner (lab/runner.h): checking a lab's parameters, child processes, the lab's JSON record.
 #include "lab/runner.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "core/process.h"
 #include "core/results.h"
 #include "core/timer.h"
+#include "data/load.h"
 
 namespace scalelab::lab {
 namespace fs = std::filesystem;
@@ -98,6 +100,10 @@ bool StepContext::unreliable() const { return record_.contains("unreliable") && 
 
 Lab::Lab(std::string name, std::string title) : name_(std::move(name)), title_(std::move(title)) {}
 
+bool Lab::uses(const std::string& shared_option) const {
+  return std::find(uses_.begin(), uses_.end(), shared_option) != uses_.end();
+}
+
 LabOptions Lab::checked(LabOptions o) const {
   const int steps = static_cast<int>(steps_.size());
   if (o.only_step < 0 || o.only_step > steps) {
@@ -112,6 +118,7 @@ LabOptions Lab::checked(LabOptions o) const {
                     std::to_string(o.ranks) + ": at most " + std::to_string(limits::max_local_ranks()) +
                         " ranks on this machine (" + limits::machine_bound_basis(limits::kRanksPerHardwareThread) + ")");
   }
+  if (uses("dataset")) data::check_dataset_name(o.dataset);
   if (o.out_dir.empty()) o.out_dir = name_ + "-out";
   if (o.json.empty()) o.json = (fs::path(o.out_dir) / (name_ + ".json")).string();
   return o;

@@ -83,6 +83,10 @@ class Lab {
  public:
   Lab(std::string name, std::string title);
   void add_step(Step step) { steps_.push_back(std::move(step)); }
+  // The shared options ("ranks", "dataset") this lab's steps read; the lab's command line offers
+  // only these, so a flag the lab would ignore is an error. Both by default.
+  void uses(std::vector<std::string> shared_options) { uses_ = std::move(shared_options); }
+  [[nodiscard]] bool uses(const std::string& shared_option) const;
   [[nodiscard]] const std::string& name() const { return name_; }
   [[nodiscard]] const std::string& title() const { return title_; }
   [[nodiscard]] const std::vector<Step>& steps() const { return steps_; }
@@ -101,6 +105,7 @@ class Lab {
   std::string name_;
   std::string title_;
   std::vector<Step> steps_;
+  std::vector<std::string> uses_{"ranks", "dataset"};
 };
 
 // "$ scalelab train --model cnn": args quoted where the shell needs it.
