@@ -38,13 +38,16 @@ std::string keras_timing(double seconds, std::size_t steps) {
 
 // Under mpirun a rank's stdout is a pseudo-terminal even when mpirun's own output goes to a file
 // or a pipe, so in-place updates are kept for runs without a launcher.
-ProgressPrinter::ProgressPrinter(bool enabled, std::FILE* out)
-    : enabled_(enabled), tty_(::isatty(::fileno(out)) != 0 && read_launch_env().launcher == "none"), out_(out) {}
+ProgressPrinter::ProgressPrinter(bool enabled, std::FILE* out, double log_interval_s)
+    : enabled_(enabled),
+      tty_(::isatty(::fileno(out)) != 0 && read_launch_env().launcher == "none"),
+      log_interval_s_(log_interval_s),
+      out_(out) {}
 
 void ProgressPrinter::begin_epoch(int epoch, int epochs, std::size_t steps) {
   steps_ = steps;
   start_ = now_seconds();
-  last_print_ = 0;
+  last_print_ = start_;
   if (enabled_) {
     std::fprintf(out_, "Epoch %d/%d\n", epoch, epochs);
     std::fflush(out_);
@@ -52,15 +55,19 @@ void ProgressPrinter::begin_epoch(int epoch, int epochs, std::size_t steps) {
 }
 
 void ProgressPrinter::update(std::size_t step, double loss, double accuracy) {
-  if (!enabled_ || !tty_) return;
+  if (!enabled_) return;
   const double now = now_seconds();
-  if (now - last_print_ < 0.2 && step < steps_) return;
+  if (tty_) {
+    if (now - last_print_ < 0.2 && step < steps_) return;
+  } else if (step >= steps_ || now - last_print_ < log_interval_s_) {
+    return;
+  }
   last_print_ = now;
   const double elapsed = now - start_;
   const double eta = step == 0 ? 0.0 : elapsed / static_cast<double>(step) * static_cast<double>(steps_ - step);
   const int w = static_cast<int>(std::to_string(steps_).size());
-  std::fprintf(out_, "\r%*zu/%zu %s - ETA: %.0fs - loss: %.4f - accuracy: %.4f", w, step, steps_,
-               progress_bar(step, steps_).c_str(), eta, loss, accuracy);
+  std::fprintf(out_, "%s%*zu/%zu %s - ETA: %.0fs - loss: %.4f - accuracy: %.4f%s", tty_ ? "\r" : "", w, step, steps_,
+               progress_bar(step, steps_).c_str(), eta, loss, accuracy, tty_ ? "" : "\n");
   std::fflush(out_);
 }
 
