@@ -24,6 +24,7 @@ int cmd_bandwidth(const Args& args);  // GPU copy bandwidth against size, bandwi
 // The bandwidth test's figures `calibrate` saves in the profile, or why there are none
 // (cmd_bandwidth.cpp; cmd_bandwidth_none.cpp in builds without CUDA).
 model::GpuCopies gpu_copies_for_profile(bool quick);
+int cmd_timeline(const Args& args);   // where a step's time went, from a Chrome trace timeline
 int cmd_slurm(const Args& args);      // an sbatch script for a scalelab command on a cluster (lib/cluster)
 // Whether `name` is one of scalelab's subcommands (main.cpp's table).
 [[nodiscard]] bool is_scalelab_command(std::string_view name);

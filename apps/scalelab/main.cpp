@@ -40,6 +40,7 @@ constexpr Command kCommands[] = {
     {"simulate", scalelab::cli::cmd_simulate, "predicted training throughput, scaling efficiency and bottleneck (step model)"},
     {"calibrate", scalelab::cli::cmd_calibrate, "measure this machine (2 ranks) for the cost model's predictions"},
     {"bandwidth", scalelab::cli::cmd_bandwidth, "GPU copy bandwidth against size: host-device pinned and pageable, device (bandwidthTest)"},
+    {"timeline", scalelab::cli::cmd_timeline, "where a step's time went, per rank, from a train or simulate timeline"},
     {"slurm", scalelab::cli::cmd_slurm, "an sbatch script for a scalelab command on Puhti, Mahti, LUMI-G, a DGX cluster or any Slurm"},
     {"monitor", scalelab::cli::cmd_monitor, "sample GPU utilization and memory to CSV (nvidia-smi -l style, NVML), NVLink traffic"},
 };
