@@ -1,6 +1,7 @@
 // The records `scalelab plot` draws, and their charts (see plot_records.h).
 #include "plot_records.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "core/error.h"
@@ -62,8 +63,118 @@ struct Plotter {
   std::function<report::Chart(const std::vector<PlotInput>&)> chart;
 };
 
+// Predicted bus bandwidth against size, one line per file (scalelab predict --json).
+report::Chart predict_chart(const std::vector<PlotInput>& inputs) {
+  report::Chart chart;
+  chart.x_label = "message size (bytes)";
+  chart.y_label = "bus bandwidth (GB/s, GB = 1e9 bytes)";
+  chart.log_x = true;
+  chart.x_format = "%.0b%BB";
+  chart.y_from_zero = true;
+  std::string collective;
+  for (const auto& in : inputs) {
+    collective = in.doc.at("collective").get<std::string>();
+    report::Series s{in.doc.at("where").get<std::string>() + ", " + in.doc.at("algorithm").get<std::string>(), {}};
+    for (const auto& row : in.doc.at("rows")) {
+      const double x = row.at("size_bytes").get<double>();
+      if (x > 0) s.points.emplace_back(x, row.at("busbw_GBps").get<double>());
+    }
+    chart.series.push_back(std::move(s));
+  }
+  chart.title = collective + " bus bandwidth against message size (predicted by the cost model)";
+  return chart;
+}
+
+// The x tics of a count axis: the counts themselves, deduplicated and sorted.
+std::vector<double> count_tics(const report::Chart& chart) {
+  std::vector<double> tics;
+  for (const auto& s : chart.series) {
+    for (const auto& [x, y] : s.points) tics.push_back(x);
+  }
+  std::sort(tics.begin(), tics.end());
+  tics.erase(std::unique(tics.begin(), tics.end()), tics.end());
+  return tics;
+}
+
+// Scaling efficiency against GPU count, one line per file (scalelab simulate --json).
+report::Chart simulate_chart(const std::vector<PlotInput>& inputs) {
+  report::Chart chart;
+  chart.x_label = "GPUs";
+  chart.y_label = "scaling efficiency (%)";
+  chart.y_from_zero = true;
+  chart.key = "bottom left";
+  for (const auto& in : inputs) {
+    report::Series s{in.doc.at("workload").at("name").get<std::string>() + " on " + in.doc.at("machine").get<std::string>() +
+                         ", batch " + in.doc.at("batch_per_device").dump() + ", " + in.doc.at("precision").get<std::string>(),
+                     {}};
+    for (const auto& row : in.doc.at("rows")) {
+      s.points.emplace_back(row.at("gpus").get<double>(), 100 * row.at("scaling_efficiency").get<double>());
+    }
+    chart.series.push_back(std::move(s));
+  }
+  chart.log_x = true;
+  chart.x_tics = count_tics(chart);
+  chart.title = "scaling efficiency against GPU count (predicted by the step simulator)";
+  return chart;
+}
+
+// Measured scaling efficiency against rank count, and the prediction where the record has one
+// (scalelab scale --json).
+report::Chart scale_chart(const std::vector<PlotInput>& inputs) {
+  report::Chart chart;
+  chart.x_label = "ranks";
+  chart.y_label = "scaling efficiency (%)";
+  chart.y_from_zero = true;
+  chart.key = "bottom left";
+  std::string where;
+  for (const auto& in : inputs) {
+    if (where.empty() && in.doc.contains("machine") && in.doc["machine"].is_object()) {
+      where = in.doc["machine"].value("cpu_model", std::string()) + ", " + in.doc["machine"].value("hostname", std::string());
+    }
+    const std::string tag = inputs.size() > 1 ? " (" + in.path + ")" : "";
+    report::Series measured{"measured" + tag, {}}, predicted{"predicted" + tag, {}};
+    for (const auto& row : in.doc.at("rows")) {
+      const double ranks = row.at("ranks").get<double>();
+      measured.points.emplace_back(ranks, 100 * row.at("efficiency").get<double>());
+      if (row.contains("predicted") && row["predicted"].is_object() && row["predicted"].contains("efficiency") &&
+          row["predicted"]["efficiency"].is_number()) {
+        predicted.points.emplace_back(ranks, 100 * row["predicted"]["efficiency"].get<double>());
+      }
+    }
+    chart.series.push_back(std::move(measured));
+    if (!predicted.points.empty()) chart.series.push_back(std::move(predicted));
+  }
+  chart.x_tics = count_tics(chart);
+  chart.title = "scaling efficiency against rank count (measured" + (where.empty() ? std::string() : " on " + where) + ")";
+  return chart;
+}
+
+// Test accuracy against epoch, one line per configuration (scalelab converge --json).
+report::Chart converge_chart(const std::vector<PlotInput>& inputs) {
+  report::Chart chart;
+  chart.x_label = "epoch";
+  chart.y_label = "test accuracy (%)";
+  chart.key = "bottom right";
+  for (const auto& in : inputs) {
+    const std::string tag = inputs.size() > 1 ? " (" + in.path + ")" : "";
+    for (const auto& c : in.doc.at("configurations")) {
+      report::Series s{c.at("name").get<std::string>() + ", batch " + c.at("global_batch").dump() + tag, {}};
+      for (const auto& e : c.at("epochs")) {
+        if (e.contains("test_accuracy") && e["test_accuracy"].is_number()) {
+          s.points.emplace_back(e.at("epoch").get<double>(), 100 * e["test_accuracy"].get<double>());
+        }
+      }
+      if (!s.points.empty()) chart.series.push_back(std::move(s));
+    }
+  }
+  chart.x_tics = count_tics(chart);
+  chart.title = "test accuracy against epoch, per configuration (large-batch convergence)";
+  return chart;
+}
+
 const Plotter kPlotters[] = {
-    {"scalelab.bench", 1, bench_chart},
+    {"scalelab.bench", 1, bench_chart},       {"scalelab.predict", 1, predict_chart}, {"scalelab.simulate", 1, simulate_chart},
+    {"scalelab.scale", 1, scale_chart},       {"scalelab.converge", 1, converge_chart},
 };
 
 }  // namespace

@@ -1,5 +1,9 @@
 // The JSON records `scalelab plot` reads back and the chart of each kind. Kinds:
-//   scalelab.bench   bus bandwidth against message size, one line per run and variant
+//   scalelab.bench     bus bandwidth against message size, one line per run and variant
+//   scalelab.predict   predicted bus bandwidth against message size, one line per file
+//   scalelab.simulate  predicted scaling efficiency against GPU count, one line per file
+//   scalelab.scale     measured (and predicted) scaling efficiency against rank count
+//   scalelab.converge  test accuracy against epoch, one line per configuration
 // To add a kind: write a function turning the documents into a report::Chart and add one line to
 // kPlotters in plot_records.cpp.
 //
