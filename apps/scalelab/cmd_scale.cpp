@@ -22,6 +22,7 @@
 #include "core/error.h"
 #include "core/launch_env.h"
 #include "core/limits.h"
+#include "core/machine_info.h"
 #include "core/output_path.h"
 #include "core/process.h"
 #include "core/results.h"
@@ -283,6 +284,17 @@ int cmd_scale(const Args& args) {
     chart.x_tics.push_back(r.ranks);  // integer tics at the rank counts measured, nothing between
   }
   chart.series = {measured, ideal};
+  // From 0, so that the gap to ideal is not magnified; the key figures and the machine in the title.
+  chart.y_from_zero = true;
+  {
+    const Row& last = rows.back();
+    const double efficiency = last.ips / base.ips / (static_cast<double>(last.ranks) / base.ranks);
+    double load = 0;
+    for (const Row& r : rows) load = std::max(load, r.load_average);
+    const MachineInfo m = read_machine_info();
+    chart.title = "Scaling efficiency " + report::fixed(efficiency * 100, 1) + "% at " + std::to_string(last.ranks) +
+                  " ranks (" + std::to_string(m.logical_cpus) + " logical CPUs, load average up to " + report::fixed(load, 1) + ")";
+  }
   try {
     const report::ChartFiles files = report::write_chart(chart, parsed->chart);
     doc["chart"] = {{"svg", files.svg}, {"png", files.png}, {"dat", files.dat}, {"gp", files.gp}};
