@@ -1,7 +1,8 @@
 // `scalelab predict allreduce --machine dgx1 --gpus 8 -b 8 -e 512M -f 2`: the cost model's
 // predicted time, algbw and busbw per size in nccl-tests' columns, for GPUs of a catalog machine
 // (NCCL-like model over its topology) or CPU ranks of this machine (calibrated profile).
-// --algo picks an algorithm (default auto: the fastest, named per row). Reads model/predict.h.
+// --algo picks an algorithm (default auto: on GPUs what NCCL would choose, on CPU ranks the
+// fastest; named per row). Reads model/predict.h.
 #include <cstdio>
 #include <iostream>
 
@@ -53,7 +54,7 @@ int cmd_predict(const Args& args) {
       ("stepfactor,f", po::value<std::string>()->default_value("2"), "multiply the size by this")
       ("stepbytes,i", po::value<std::string>(), "or add this many bytes")
       ("datatype,d", po::value<std::string>()->default_value("float"), "element type (for the count column)")
-      ("algo,a", po::value<std::string>()->default_value("auto"), "auto (the fastest), an algorithm listed below, or nvls (NCCL's NVLink SHARP, GPUs only)")
+      ("algo,a", po::value<std::string>()->default_value("auto"), "auto (GPUs: what NCCL would choose; CPU ranks: the fastest), an algorithm listed below, or nvls (NCCL's NVLink SHARP, GPUs only)")
       ("protocol", po::value<std::string>(), "GPU: LL, LL128 or Simple (default: the fastest)")
       ("p2p", po::value<std::string>()->default_value("on"), "GPU: on, or off (through host memory, NCCL_P2P_DISABLE=1)")
       ("profile", po::value<std::string>(), profile_help.c_str())

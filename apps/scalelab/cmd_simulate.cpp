@@ -85,7 +85,7 @@ std::optional<Parsed> parse_simulate(const Args& args) {
       ("fp16-allreduce", po::bool_switch(), "gradients on the wire as float16")
       ("p2p", po::value<std::string>()->default_value("on"), "GPU peer-to-peer: on, or off (through host memory, NCCL_P2P_DISABLE=1)")
       ("algo", po::value<std::string>()->default_value(""),
-       "allreduce algorithm as `scalelab predict` names it (default: auto, the fastest, on GPUs; train's own on this machine)")
+       "allreduce algorithm as `scalelab predict` names it (default: auto, what NCCL would choose, on GPUs; train's own on this machine)")
       ("optimizer", po::value<std::string>()->default_value("sgd"), "sgd (with momentum), adam, lars or lamb: its memory traffic")
       ("decode-rate", po::value<double>(), "samples one host core decodes and augments per second (default: 80 for JPEG images, none for decoded data)")
       ("profile", po::value<std::string>(), "calibration profile for --machine this")

@@ -102,7 +102,7 @@ double Predictor::gpu_time(Collective c, const std::string& a, std::optional<top
     detail = "NCCL " + std::string(name_of(e.algo)) + ", " + std::string(topo::name_of(e.protocol));
     return e.time_s;
   }
-  detail = "alpha-beta over the slowest pair route";
+  detail = "textbook " + a + ", alpha-beta over the slowest pair route (not an NCCL algorithm)";
   return d->cost(n, f.ranks, GpuCosts(f));
 }
 
@@ -115,14 +115,18 @@ Prediction Predictor::predict(Collective c, const std::string& algorithm, std::o
     throw_parameter(ErrorKind::usage, "algorithm",
                     algorithm + ": not an algorithm for " + std::string(collectives::name_of(c)) + "; use one of " + list);
   }
+  // On GPUs "auto" is what NCCL would run (its tuner's choice among ring, tree and NVLS: the
+  // library); the textbook algorithms are priced only when named. On CPU ranks scalelab runs
+  // every algorithm itself, so "auto" is the fastest of them.
+  const std::string wanted = gpu_ && algorithm == "auto" ? std::string("library") : algorithm;
   Prediction best;
   best.time_s = std::numeric_limits<double>::infinity();
   for (const auto& a : names) {
-    if (a == "auto" || (algorithm != "auto" && a != algorithm)) continue;
+    if (a == "auto" || (wanted != "auto" && a != wanted)) continue;
     std::string detail;
     const double t = gpu_ ? gpu_time(c, a, protocol, bytes, detail) : cpu_time(c, a, bytes, in_place, detail);
     if (!(t >= 0)) {
-      if (algorithm != "auto") { best.algorithm = a; best.detail = detail; best.time_s = t; }
+      if (wanted != "auto") { best.algorithm = a; best.detail = detail; best.time_s = t; }
       continue;
     }
     if (t < best.time_s) {

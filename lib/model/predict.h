@@ -1,7 +1,8 @@
 // The cost model's front door: predicted time, algbw and busbw of one collective call, on GPUs
 // of a machine (NCCL-like model over the topology: model/nccl.h) or on CPU ranks of this machine
 // (calibrated profile: model/profile.h, Open MPI's choices: model/openmpi.h), for each algorithm
-// of collectives/ ("ring", "tree", ..., "library") or "auto" (the fastest). `scalelab predict`,
+// of collectives/ ("ring", "tree", ..., "library") or "auto" (on GPUs what NCCL would choose, the
+// library; on CPU ranks the fastest of scalelab's algorithms). `scalelab predict`,
 // `scalelab bench --predict` and Lab 3 all call this.
 //
 //   Predictor pr(machine, select_gpus(machine, "8"), topo::P2P::on);
@@ -25,7 +26,7 @@ struct Prediction {
   double time_s = 0;
   double algbw_GBps = 0;
   double busbw_GBps = 0;
-  std::string algorithm;  // what was asked, or the fastest for "auto"
+  std::string algorithm;  // what was asked; for "auto", "library" on GPUs, the fastest on CPU ranks
   std::string detail;     // how it was modelled: "NCCL ring, LL128", "Open MPI rabenseifner", "calibrated ring"
 };
 

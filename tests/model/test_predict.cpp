@@ -34,6 +34,24 @@ TEST(NcclModel, DgxA100RingSimple) {
   EXPECT_EQ(x.detail, "NCCL ring, Simple");
 }
 
+// On GPUs "auto" is what NCCL would run, even where a textbook algorithm's formula is faster:
+// with P2P off on the PCIe server, Rabenseifner over the pair routes beats NCCL's host-memory ring
+// on paper, but NCCL does not run it.
+TEST(NcclModel, AutoIsNcclsChoiceAndTextbookAlgorithmsSayWhatTheyAre) {
+  const auto m = topo::resolve_machine("pcie-8gpu");
+  const Predictor pr(m, topo::select_gpus(m, "8"), topo::P2P::off);
+  const double n = 1 << 30;
+  const Prediction autod = pr.predict(Collective::allreduce, "auto", std::nullopt, n);
+  const Prediction lib = pr.predict(Collective::allreduce, "library", std::nullopt, n);
+  const Prediction rab = pr.predict(Collective::allreduce, "rabenseifner", std::nullopt, n);
+  EXPECT_EQ(autod.algorithm, "library");
+  EXPECT_DOUBLE_EQ(autod.time_s, lib.time_s);
+  EXPECT_NE(autod.detail.find("NCCL ring"), std::string::npos) << autod.detail;
+  EXPECT_LT(rab.time_s, autod.time_s);  // faster on paper, and not chosen
+  EXPECT_NE(rab.detail.find("textbook rabenseifner"), std::string::npos) << rab.detail;
+  EXPECT_NE(rab.detail.find("not an NCCL algorithm"), std::string::npos) << rab.detail;
+}
+
 TEST(NcclModel, LLHalvesTheBandwidthButWinsSmallMessages) {
   const auto m = topo::resolve_machine("dgx-a100");
   const Predictor pr(m, topo::select_gpus(m, "8"), topo::P2P::on);
