@@ -60,13 +60,15 @@ void print_matrix(const Machine& m, const RouteFinder& routes, const std::vector
   std::printf("\n%s\n", matrix_legend().c_str());
 }
 
-nlohmann::json route_json(const Machine& m, const RouteFinder& routes, const Route& r, P2P p2p) {
+nlohmann::json route_json(const Machine& m, const RouteFinder& routes, const Route& r, const PairBandwidth& pb,
+                          P2P p2p) {
   return {{"from", m.vertex_id(r.from)},
           {"to", m.vertex_id(r.to)},
           {"class", routes.classify(r.from, r.to).label},
           {"path", describe_route(m, r)},
-          {"model_GBps", r.model_GBps},
-          {"copy_GBps", r.copy_GBps},
+          {"paths", pb.paths},
+          {"model_GBps", pb.model_GBps},
+          {"copy_GBps", pb.copy_GBps},
           {"latency_us", {{"LL", r.latency_us[0]}, {"LL128", r.latency_us[1]}, {"Simple", r.latency_us[2]}}},
           {"bottleneck", describe_link(m, r.bottleneck_link)},
           {"p2p", p2p == P2P::on ? "on" : "off"}};
@@ -128,17 +130,21 @@ int cmd_topo(const Args& args) {
       for (int b : devs) doc["matrix"][m.devices[a].id][m.devices[b].id] = routes.classify(a, b).label;
     }
     std::printf("Routes%s (bandwidth per direction: 'collective' is what NCCL-style transfers reach, 'copy' what a\n"
-                "peer copy reaches; latency per hop for the LL / LL128 / Simple protocols):\n",
+                "peer copy reaches, both over every path the pair uses at once; latency per hop for the LL /\n"
+                "LL128 / Simple protocols):\n",
                 p2p == P2P::off ? " with P2P off, through host memory" : "");
     for (std::size_t i = 0; i < sel.gpus.size(); ++i) {
       for (std::size_t j = i + 1; j < sel.gpus.size(); ++j) {
         const Route r = pair_routes.route(sel.gpus[i], sel.gpus[j]);
-        std::printf("  %-5s %-5s %-5s collective %7s GB/s  copy %7s GB/s  latency %s/%s/%s us  via %s\n",
+        const PairBandwidth pb = pair_routes.pair(sel.gpus[i], sel.gpus[j]);
+        std::printf("  %-5s %-5s %-5s collective %7s GB/s  copy %7s GB/s  latency %s/%s/%s us  via %s%s\n",
                     m.devices[r.from].id.c_str(), m.devices[r.to].id.c_str(), routes.classify(r.from, r.to).label.c_str(),
-                    fmt("%.4g", r.model_GBps).c_str(), fmt("%.4g", r.copy_GBps).c_str(), fmt("%.2g", r.latency_us[0]).c_str(),
-                    fmt("%.2g", r.latency_us[1]).c_str(), fmt("%.2g", r.latency_us[2]).c_str(), describe_route(m, r).c_str());
-        std::printf("        bottleneck: %s\n", describe_link(m, r.bottleneck_link).c_str());
-        if (want_json) doc["routes"].push_back(route_json(m, routes, r, p2p));
+                    fmt("%.4g", pb.model_GBps).c_str(), fmt("%.4g", pb.copy_GBps).c_str(), fmt("%.2g", r.latency_us[0]).c_str(),
+                    fmt("%.2g", r.latency_us[1]).c_str(), fmt("%.2g", r.latency_us[2]).c_str(), describe_route(m, r).c_str(),
+                    pb.paths > 1 ? fmt(" and %.0f more switches like it", pb.paths - 1.0).c_str() : "");
+        std::printf("        bottleneck: %s%s\n", describe_link(m, r.bottleneck_link).c_str(),
+                    pb.paths > 1 ? fmt(", on each of %.0f switches", static_cast<double>(pb.paths)).c_str() : "");
+        if (want_json) doc["routes"].push_back(route_json(m, routes, r, pb, p2p));
       }
     }
     const RingPlan plan = plan_rings(m, sel.gpus, p2p);

@@ -88,7 +88,7 @@ GpuFabric build_fabric(const topo::Machine& m, const topo::GpuSelection& sel, to
   for (std::size_t i = 0; i < sel.gpus.size(); ++i) {
     for (std::size_t j = 0; j < sel.gpus.size(); ++j) {
       if (i == j) continue;
-      f.pair_min_GBps = std::min(f.pair_min_GBps, routes.route(sel.gpus[i], sel.gpus[j]).model_GBps);
+      f.pair_min_GBps = std::min(f.pair_min_GBps, routes.pair(sel.gpus[i], sel.gpus[j]).model_GBps);
     }
   }
   if (f.nodes > 1 && m.network) {

@@ -175,6 +175,38 @@ Route RouteFinder::route(int from, int to) const {
   return best;
 }
 
+PairBandwidth RouteFinder::pair(int from, int to) const {
+  const Route r = route(from, to);
+  PairBandwidth out{r.model_GBps, r.copy_GBps, 1};
+  // Only a two-hop route through a switch on GPU-fabric links spreads over parallel switches.
+  if (p2p_ == P2P::off || r.links.size() != 2 || m_.is_device(r.vertices[1])) return out;
+  for (int li : r.links) {
+    if (!is_gpu_fabric(m_.links[li].spec.type)) return out;
+  }
+  // Per switch vertex, the fabric figures of the links from `v` to it.
+  const auto to_switches = [&](int v) {
+    std::map<int, std::pair<double, double>> bw;  // switch -> (model, peak)
+    for (int li : adjacent_[v]) {
+      const Link& l = m_.links[li];
+      const int other = l.a == v ? l.b : l.a;
+      if (!is_gpu_fabric(l.spec.type) || m_.is_device(other)) continue;
+      bw[other].first += l.figures.model_GBps;
+      bw[other].second += l.figures.peak_GBps;
+    }
+    return bw;
+  };
+  const auto a = to_switches(from), b = to_switches(to);
+  PairBandwidth sum{0, 0, 0};
+  for (const auto& [sv, fa] : a) {
+    const auto it = b.find(sv);
+    if (it == b.end()) continue;
+    sum.model_GBps += std::min(fa.first, it->second.first);
+    sum.copy_GBps += std::min(fa.second, it->second.second);
+    ++sum.paths;
+  }
+  return sum.paths > 1 ? sum : out;
+}
+
 PairClass RouteFinder::classify(int a, int b) const {
   if (a == b) return {PathClass::self, "X"};
   // GPU fabric: a direct link, or through NVSwitches (the fabric links only).

@@ -41,6 +41,16 @@ struct Route {
   int host = -1;              // the CPU whose memory holds the bounce buffer
 };
 
+// What a pair of devices can use at once: one route, or, where the route runs through NVSwitches,
+// every switch the two GPUs share (a peer copy and NCCL's channels spread over all of them, as
+// nvidia-smi's NV# counts their links). DGX A100 gpu0-gpu1: 6 switches x 40 = 240 GB/s collective,
+// where one route through one switch carries 40.
+struct PairBandwidth {
+  double model_GBps = 0;  // the links' model (collective) figures, added over the paths
+  double copy_GBps = 0;   // a peer copy's rate, added over the paths
+  int paths = 1;          // parallel paths counted (switches shared), 1 for a single route
+};
+
 // Directed capacity of every link: index 2*link for a->b, 2*link+1 for b->a. The ring search
 // passes what is left after earlier channels; empty means the links' model figures.
 using Capacities = std::vector<double>;
@@ -69,6 +79,9 @@ class RouteFinder {
   [[nodiscard]] Route route(int from, int to) const;
   // classify(m, a, b) (independent of p2p and cap).
   [[nodiscard]] PairClass classify(int a, int b) const;
+  // The pair's bandwidth over every path it can use at once (PairBandwidth above); the route's
+  // own figures where it does not run through NVSwitches, or with P2P off.
+  [[nodiscard]] PairBandwidth pair(int from, int to) const;
 
   struct Search;  // one source's widest-path labels (routes.cpp)
 

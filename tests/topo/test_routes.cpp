@@ -83,6 +83,33 @@ TEST(Routes, DgxA100EveryPairIsNv12AndTheRingUsesAllLinks) {
   EXPECT_NEAR(plan.bw_GBps, model_of(LinkType::nvlink, "3", 12), 1e-9);
 }
 
+// A pair behind NVSwitches uses every switch it shares at once; one route through one switch
+// carries a sixth of it on a DGX A100 (two NVLink 3 per GPU and switch, six switches).
+TEST(Routes, DgxA100PairBandwidthAddsEverySharedSwitch) {
+  const Machine m = resolve_machine("dgx-a100");
+  const RouteFinder on(m, P2P::on);
+  const int a = m.find_vertex("gpu0"), b = m.find_vertex("gpu5");
+  const PairBandwidth pb = on.pair(a, b);
+  EXPECT_EQ(pb.paths, 6);
+  EXPECT_DOUBLE_EQ(pb.model_GBps, 6 * model_of(LinkType::nvlink, "3", 2));
+  EXPECT_DOUBLE_EQ(pb.copy_GBps, 6 * peak_of(LinkType::nvlink, "3", 2));
+  EXPECT_DOUBLE_EQ(on.route(a, b).model_GBps, model_of(LinkType::nvlink, "3", 2));
+  // Through host memory there is one route, whatever the switches.
+  const RouteFinder off(m, P2P::off);
+  EXPECT_EQ(off.pair(a, b).paths, 1);
+  EXPECT_DOUBLE_EQ(off.pair(a, b).model_GBps, off.route(a, b).model_GBps);
+}
+
+TEST_F(Dgx1, PairBandwidthOfADirectLinkIsItsRoute) {
+  const RouteFinder on(m, P2P::on);
+  for (int j : {1, 3, 5}) {
+    const PairBandwidth pb = on.pair(gpu(0), gpu(j));
+    EXPECT_EQ(pb.paths, 1);
+    EXPECT_DOUBLE_EQ(pb.model_GBps, on.route(gpu(0), gpu(j)).model_GBps);
+    EXPECT_DOUBLE_EQ(pb.copy_GBps, on.route(gpu(0), gpu(j)).copy_GBps);
+  }
+}
+
 TEST(Routes, PcieServerRingNamesTheUpiLink) {
   const Machine m = resolve_machine("pcie-8gpu");
   const RingPlan plan = plan_rings(m, m.gpus(), P2P::on);
