@@ -167,6 +167,22 @@ std::string describe_bottleneck(const Machine& m, const RingPlan& plan) {
   std::snprintf(total, sizeof total, "%zu ring channel%s, %.4g GB/s per direction in all", plan.channels.size(),
                 plan.channels.size() == 1 ? "" : "s", plan.bw_GBps);
   std::string words = "the ring crosses " + describe_link(m, plan.bottleneck_link);
+  // How many of the first channel's transfers share that link in its busier direction: the
+  // reason a channel gets a fraction of the link's figure.
+  const RingChannel& first = plan.channels.front();
+  int along = 0, against = 0;
+  for (const Route& e : first.edges) {
+    for (std::size_t h = 0; h < e.links.size(); ++h) {
+      if (e.links[h] == plan.bottleneck_link) ++(e.forward[h] ? along : against);
+    }
+  }
+  const int sharing = std::max(along, against);
+  if (sharing > 1) {
+    char shared[128];
+    std::snprintf(shared, sizeof shared, ", shared by %d of the ring's transfers each way (%.4g GB/s each)", sharing,
+                  first.bw_GBps);
+    words += shared;
+  }
   if (plan.through_host) words += " (through host memory: P2P off)";
   return words + "; " + total;
 }

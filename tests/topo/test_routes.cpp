@@ -122,6 +122,19 @@ TEST(Routes, PcieServerRingNamesTheUpiLink) {
   EXPECT_EQ(classify(m, g[0], g[4]).label, "SYS");
 }
 
+// Through host memory every ring edge of a PCIe switch's four GPUs crosses its uplink: the
+// ring's bandwidth is a quarter of the uplink's, and the words say why.
+TEST(Routes, P2POffPcieServerRingSaysHowManyTransfersShareTheUplink) {
+  const Machine m = resolve_machine("pcie-8gpu");
+  const RingPlan plan = plan_rings(m, m.gpus(), P2P::off);
+  EXPECT_NEAR(plan.bw_GBps, model_of(LinkType::pcie, "3") / 4, 1e-9);
+  const std::string words = describe_bottleneck(m, plan);
+  EXPECT_NE(words.find("shared by 4 of the ring's transfers each way"), std::string::npos) << words;
+  // A link a channel crosses once says nothing about sharing.
+  const std::string on = describe_bottleneck(m, plan_rings(m, m.gpus(), P2P::on));
+  EXPECT_EQ(on.find("shared by"), std::string::npos) << on;
+}
+
 TEST(Routes, OneSocketPcieServerRingIsBoundByPcie) {
   const Machine m = resolve_machine("pcie-4gpu");
   const RingPlan plan = plan_rings(m, m.gpus(), P2P::on);
