@@ -119,11 +119,14 @@ std::optional<LinkFigures> figures_of(const LinkSpec& spec) {
   if (is_cpu_interconnect(spec.type) || spec.type == LinkType::memory) units = 1;
   f.peak_GBps = it->second.peak * units;
   f.model_GBps = it->second.model * units;
+  f.copy_GBps = spec.type == LinkType::pcie ? f.peak_GBps * kPcieCopyEfficiency : f.peak_GBps;
   if (spec.bw_override_GBps) {
-    // A stated figure replaces the table; the model keeps the table's efficiency ratio.
+    // A stated figure replaces the table; the model keeps the table's efficiency ratio. A
+    // stated (measured) figure is already what copies reach.
     const double ratio = f.peak_GBps > 0 ? f.model_GBps / f.peak_GBps : 1.0;
     f.peak_GBps = *spec.bw_override_GBps;
     f.model_GBps = *spec.bw_override_GBps * ratio;
+    f.copy_GBps = *spec.bw_override_GBps;
   }
   if (is_gpu_fabric(spec.type)) f.latency_us = kNvlinkLat;
   else if (is_network(spec.type)) f.latency_us = kNetLat;

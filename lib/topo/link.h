@@ -32,9 +32,18 @@ struct LinkSpec {
 };
 
 // Figures derived from a LinkSpec.
+// The share of a PCIe link's signalling rate that carries data in a copy: 128-byte payloads (the
+// maximum payload size GPU platforms commonly negotiate) each wrapped in about 26 bytes of
+// transaction-layer header (16 for 64-bit addresses), sequence number, LCRC and framing (PCI
+// Express Base Specification, TLP format). Flow-control and acknowledgement packets, and
+// read-completion splitting, are left out.
+inline constexpr double kPcieCopyEfficiency = 128.0 / (128.0 + 26.0);
+
 struct LinkFigures {
   double peak_GBps = 0;   // per direction
   double model_GBps = 0;  // per direction, what collectives reach (NCCL's topology model)
+  double copy_GBps = 0;   // per direction, what a copy engine's transfer reaches: PCIe loses each
+                          // packet's header and framing (kPcieCopyEfficiency); other links: peak
   std::array<double, 3> latency_us{};  // per hop, by Protocol
 };
 

@@ -130,6 +130,7 @@ Route RouteFinder::extract(const Search& s, int from, int to, bool model) const 
   std::reverse(r.forward.begin(), r.forward.end());
   r.model_GBps = kInf;
   r.peak_GBps = kInf;
+  r.copy_GBps = kInf;
   for (std::size_t h = 0; h < r.links.size(); ++h) {
     const Link& l = m_.links[r.links[h]];
     const double c = model ? l.figures.model_GBps : cap_[2 * r.links[h] + (r.forward[h] ? 0 : 1)];
@@ -138,9 +139,9 @@ Route RouteFinder::extract(const Search& s, int from, int to, bool model) const 
       r.bottleneck_link = r.links[h];
     }
     r.peak_GBps = std::min(r.peak_GBps, l.figures.peak_GBps);
+    r.copy_GBps = std::min(r.copy_GBps, l.figures.copy_GBps);
     for (int p = 0; p < 3; ++p) r.latency_us[p] = std::max(r.latency_us[p], l.figures.latency_us[p]);
   }
-  r.copy_GBps = r.peak_GBps;
   return r;
 }
 
@@ -191,7 +192,7 @@ PairBandwidth RouteFinder::pair(int from, int to) const {
       const int other = l.a == v ? l.b : l.a;
       if (!is_gpu_fabric(l.spec.type) || m_.is_device(other)) continue;
       bw[other].first += l.figures.model_GBps;
-      bw[other].second += l.figures.peak_GBps;
+      bw[other].second += l.figures.copy_GBps;
     }
     return bw;
   };

@@ -34,7 +34,7 @@ struct Route {
   std::vector<bool> forward;  // hop goes a -> b of its link
   double model_GBps = 0;      // bottleneck of the links' model figures (pipelined transfer)
   double peak_GBps = 0;       // bottleneck of the links' peak figures
-  double copy_GBps = 0;       // a peer copy: peak bottleneck; through host memory, staged (see routes.cpp)
+  double copy_GBps = 0;       // a peer copy: the links' copy figures' bottleneck; through host memory, staged (see routes.cpp)
   std::array<double, 3> latency_us{};  // per Protocol: the slowest link class on the route
   int bottleneck_link = -1;   // index into machine.links, -1 for an empty route
   bool through_host = false;  // bounced through host memory (P2P off)
