@@ -30,6 +30,8 @@ struct Device {
   double memory_GiB = 0;
   int cores = 0;            // CPU sockets
   std::string generation;   // CPU microarchitecture ("broadwell"), for the socket link's figures
+  bool p2p = true;          // GPUs: peer-to-peer access to other GPUs; false (GeForce cards on the
+                            // stock driver): every transfer with another GPU goes through host memory
 };
 
 struct Switch {

@@ -124,6 +124,11 @@ Device parse_device(const Ctx& c, const json& j, const std::string& entry, bool&
   d.generation = get_string(c, j, e, "generation", false);
   if (d.kind == DeviceKind::gpu) arch_guessed = parse_arch(c, j, e, d);
   else if (j.contains("arch")) c.fail(e, "\"arch\" is for GPUs; remove it, or give a CPU's \"generation\"");
+  if (j.contains("p2p")) {
+    if (d.kind != DeviceKind::gpu) c.fail(e, "\"p2p\" is for GPUs; remove it");
+    if (!j["p2p"].is_boolean()) c.fail(e, "\"p2p\" must be true or false (false: no peer-to-peer access to other GPUs)");
+    d.p2p = j["p2p"].get<bool>();
+  }
   return d;
 }
 
@@ -337,6 +342,7 @@ json to_json(const Machine& m) {
     if (d.memory_GiB > 0) dj["memory_GiB"] = d.memory_GiB;
     if (d.cores > 0) dj["cores"] = d.cores;
     if (!d.generation.empty()) dj["generation"] = d.generation;
+    if (!d.p2p) dj["p2p"] = false;
     j["devices"].push_back(dj);
   }
   j["switches"] = json::array();

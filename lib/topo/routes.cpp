@@ -154,7 +154,11 @@ Route RouteFinder::route(int from, int to) const {
     return r;
   }
   Route best;
-  if (p2p_ == P2P::on) {
+  // A GPU without peer-to-peer access reaches other GPUs through host memory, as P2P off does.
+  const auto no_p2p = [&](int v) { return m_.is_kind(v, DeviceKind::gpu) && !m_.devices[static_cast<std::size_t>(v)].p2p; };
+  const bool direct = p2p_ == P2P::on && !(m_.is_kind(from, DeviceKind::gpu) && m_.is_kind(to, DeviceKind::gpu) &&
+                                           (no_p2p(from) || no_p2p(to)));
+  if (direct) {
     best = extract(search(from, Filter::all, false), from, to, false);
   } else {
     // Through the host memory of one CPU socket: pick the socket giving the widest route.
@@ -180,7 +184,7 @@ PairBandwidth RouteFinder::pair(int from, int to) const {
   const Route r = route(from, to);
   PairBandwidth out{r.model_GBps, r.copy_GBps, 1};
   // Only a two-hop route through a switch on GPU-fabric links spreads over parallel switches.
-  if (p2p_ == P2P::off || r.links.size() != 2 || m_.is_device(r.vertices[1])) return out;
+  if (p2p_ == P2P::off || r.through_host || r.links.size() != 2 || m_.is_device(r.vertices[1])) return out;
   for (int li : r.links) {
     if (!is_gpu_fabric(m_.links[li].spec.type)) return out;
   }

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "topo/catalog.h"
 #include "topo/machine_file.h"
+#include "topo/routes.h"
 
 namespace scalelab::topo {
 namespace {
@@ -109,6 +110,31 @@ TEST(MachineFile, DuplicateIdAndNegativeDeviceFigure) {
   auto neg = small_machine();
   neg["devices"][1]["mem_bw_GBps"] = -900;
   EXPECT_NE(error_of(neg).find("not positive"), std::string::npos);
+}
+
+// A GPU's "p2p": false sends its transfers with every other GPU through host memory, NVLink or
+// not; the field is a boolean, and only for GPUs.
+TEST(MachineFile, AGpuWithoutPeerToPeerGoesThroughHostMemory) {
+  auto doc = small_machine();
+  const Machine both = parse_machine(doc, "pair.json");
+  EXPECT_FALSE(RouteFinder(both, P2P::on).route(1, 2).through_host);
+  doc["devices"][2]["p2p"] = false;
+  const Machine one = parse_machine(doc, "pair.json");
+  EXPECT_FALSE(one.devices[2].p2p);
+  const Route r = RouteFinder(one, P2P::on).route(one.find_vertex("gpu0"), one.find_vertex("gpu1"));
+  EXPECT_TRUE(r.through_host);
+  for (int l : r.links) EXPECT_NE(one.links[l].spec.type, LinkType::nvlink);
+  EXPECT_EQ(to_json(one)["devices"][2]["p2p"], false);
+  EXPECT_FALSE(to_json(both)["devices"][2].contains("p2p"));
+
+  auto text = small_machine();
+  text["devices"][1]["p2p"] = "no";
+  const std::string e1 = error_of(text);
+  EXPECT_NE(e1.find("bad.json: devices[1] (gpu0): \"p2p\" must be true or false"), std::string::npos) << e1;
+  auto cpu = small_machine();
+  cpu["devices"][0]["p2p"] = false;
+  const std::string e2 = error_of(cpu);
+  EXPECT_NE(e2.find("devices[0] (cpu0): \"p2p\" is for GPUs"), std::string::npos) << e2;
 }
 
 // Each field out of its range (docs/machine-format.md) is refused naming the file, the entry and
