@@ -88,21 +88,34 @@ void write_x_tics(std::ostream& gp, const Chart& chart) {
   gp << ")\nset offsets graph 0.05, graph 0.05, 0, 0\n";
 }
 
-// The legend. Below the plot (the default), in as many columns as the longest label lets fit
-// across the 900-pixel picture, with a bottom margin for its rows so that it clears the x label.
-void write_key(std::ostream& gp, const Chart& chart) {
-  if (chart.key != "below" || chart.series.empty()) {
-    gp << "set key " << chart.key << "\n";
-    return;
-  }
+// A legend below the plot (the default) is laid out in as many columns as the longest label lets
+// fit across the 900-pixel picture; {columns, rows}, or {0, 0} for a legend placed elsewhere.
+std::pair<std::size_t, std::size_t> key_layout(const Chart& chart) {
+  if (chart.key != "below" || chart.series.empty()) return {0, 0};
   std::size_t longest = 1;
   for (const auto& s : chart.series) longest = std::max(longest, s.label.size());
   constexpr std::size_t kCharsAcross = 100;  // characters of 'Sans,11' across the picture, with room to spare
   constexpr std::size_t kSampleChars = 10;   // the line and point drawn beside each label
   const std::size_t columns = std::clamp<std::size_t>(kCharsAcross / (longest + kSampleChars), 1, chart.series.size());
-  const std::size_t rows = (chart.series.size() + columns - 1) / columns;
+  return {columns, (chart.series.size() + columns - 1) / columns};
+}
+
+// The legend, with a bottom margin for its rows when it is below so that it clears the x label.
+void write_key(std::ostream& gp, const Chart& chart) {
+  const auto [columns, rows] = key_layout(chart);
+  if (columns == 0) {
+    gp << "set key " << chart.key << "\n";
+    return;
+  }
   gp << "set key below maxcols " << columns << "\n"
      << "set bmargin " << 4 + rows << "\n";
+}
+
+// The pictures' height: 560 pixels, and a line more for each legend row past the second, so that
+// a long legend does not squeeze the data.
+int picture_height(const Chart& chart) {
+  const std::size_t rows = key_layout(chart).second;
+  return 560 + 20 * static_cast<int>(rows > 2 ? rows - 2 : 0);
 }
 
 }  // namespace
@@ -172,10 +185,11 @@ std::string gnuplot_script(const Chart& chart, const std::string& dat_name, cons
          << (s.pointtype > 0 ? s.pointtype : 7 + static_cast<int>(i % 6)) << " pointsize " << number(s.pointsize);
   }
   if (chart.series.empty()) plot << " NaN notitle";
-  gp << "set terminal svg size 900,560 dynamic enhanced font 'Sans,12' background rgb 'white'\n"
+  const int height = picture_height(chart);
+  gp << "set terminal svg size 900," << height << " dynamic enhanced font 'Sans,12' background rgb 'white'\n"
      << "set output " << quoted(stem + ".svg") << "\n"
      << plot.str() << "\n"
-     << "set terminal pngcairo size 900,560 enhanced font 'Sans,11'\n"
+     << "set terminal pngcairo size 900," << height << " enhanced font 'Sans,11'\n"
      << "set output " << quoted(stem + ".png") << "\n"
      << "replot\n"
      << "unset output\n";

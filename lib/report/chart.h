@@ -37,7 +37,7 @@ struct Series {
 
 // The series colours, in order: distinct on white and in grey scale, no pale yellow.
 inline constexpr const char* kPalette[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#000000",
-                                           "#e69f00", "#56b4e9", "#8c564b"};
+                                           "#e69f00", "#56b4e9", "#8c564b", "#332288", "#999933"};
 
 struct Chart {
   std::string title;

@@ -2,6 +2,7 @@
 // "1 KiB" (one space, binary units) at powers of two, the legend below the data, a palette
 // without pale yellow, per-series dash and point types (two series that coincide stay visible),
 // a label at the last point of a series that stops early, and a two-line title.
+// The legend's layout is checked in the script; gnuplot's own placement was looked at by eye.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -66,9 +67,11 @@ TEST(ChartStyle, LegendBelowTheDataWithRoomForItsRows) {
   Chart c = byte_chart();
   std::string gp = gnuplot_script(c, "b.dat", "b");
   EXPECT_NE(gp.find("set key below maxcols 2\nset bmargin 5\n"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set terminal pngcairo size 900,560 "), std::string::npos) << gp;
   c.series.push_back({std::string(80, 'x'), {{8, 1}}});  // a long label: one column, a row each
   gp = gnuplot_script(c, "b.dat", "b");
   EXPECT_NE(gp.find("set key below maxcols 1\nset bmargin 7\n"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set terminal pngcairo size 900,580 "), std::string::npos) << "a third row makes the picture taller";
   c.key = "top left";
   EXPECT_NE(gnuplot_script(c, "b.dat", "b").find("set key top left\n"), std::string::npos);
 }
