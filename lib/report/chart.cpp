@@ -41,7 +41,9 @@ void write_text(const fs::path& path, const std::string& text) {
 std::string data_text(const Chart& chart) {
   std::ostringstream out;
   out.precision(10);
-  out << "# " << chart.title << "\n# columns: x y; one block per series (gnuplot 'index N')\n";
+  std::string title = chart.title;  // every line of a two-line title stays a comment
+  for (std::size_t at = title.find('\n'); at != std::string::npos; at = title.find('\n', at + 3)) title.replace(at, 1, "\n# ");
+  out << "# " << title << "\n# columns: x y; one block per series (gnuplot 'index N')\n";
   for (std::size_t i = 0; i < chart.series.size(); ++i) {
     if (i > 0) out << "\n\n";
     out << "# series " << i << ": " << chart.series[i].label << "\n";
@@ -79,7 +81,8 @@ void write_x_tics(std::ostream& gp, const Chart& chart) {
     if (tics.empty()) return;
     gp << "set xtics (";
     for (std::size_t i = 0; i < tics.size(); ++i) gp << (i ? ", " : "") << quoted(byte_size_label(tics[i])) << " " << number(tics[i]);
-    gp << ")\n";
+    // A margin left and right: gnuplot may drop a tic that falls exactly on the autoscaled border.
+    gp << ")\nset offsets graph 0.03, graph 0.03, 0, 0\n";
     return;
   }
   if (chart.x_tics.empty()) return;

@@ -60,6 +60,7 @@ TEST(ChartStyle, ByteAxisTicsAreLabelledBySize) {
   EXPECT_NE(gp.find("set xtics ('16 B' 16, '64 B' 64, '256 B' 256, '1 KiB' 1024, '4 KiB' 4096, '16 KiB' 16384)\n"),
             std::string::npos)
       << gp;
+  EXPECT_NE(gp.find("set offsets graph 0.03, graph 0.03, 0, 0\n"), std::string::npos) << "tics on the last point need a margin";
   EXPECT_EQ(gp.find("set format x"), std::string::npos) << "gnuplot's %b%B writes '32  B' and 'kiB'";
 }
 
@@ -114,6 +115,30 @@ TEST(ChartStyle, TwoLineTitleDrawsWithGnuplot) {
   svg << in.rdbuf();
   EXPECT_NE(svg.str().find("line two"), std::string::npos);
   EXPECT_NE(svg.str().find("16 B"), std::string::npos);
+  std::ifstream dat_in(f.dat);
+  std::stringstream dat;
+  dat << dat_in.rdbuf();
+  EXPECT_NE(dat.str().find("# it's line one\n# line two\n"), std::string::npos) << "both title lines stay comments: " << dat.str();
+  fs::remove_all(dir);
+}
+
+TEST(ChartStyle, ByteTicsOnTheFirstAndLastPointAreDrawn) {
+  Chart c;
+  c.log_x = true;
+  c.log_x_base = 2;
+  c.x_bytes = true;
+  Series s{"measured", {}};
+  for (double x = 65536; x <= 64.0 * (1 << 20); x *= 2) s.points.emplace_back(x, 1.0 + x / (1 << 20));
+  c.series.push_back(s);
+  const fs::path dir = fs::temp_directory_path() / ("scalelab_style_ends_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const ChartFiles f = write_chart(c, (dir / "ends").string());
+  std::ifstream in(f.svg);
+  std::stringstream svg;
+  svg << in.rdbuf();
+  for (const char* tic : {"64 KiB", "256 KiB", "1 MiB", "4 MiB", "16 MiB", "64 MiB"}) {
+    EXPECT_NE(svg.str().find(std::string(">") + tic + "<"), std::string::npos) << tic;
+  }
   fs::remove_all(dir);
 }
 
