@@ -68,10 +68,13 @@ void check_configuration(const nlohmann::json& r, const std::string& where) {
 
 nlohmann::json diverged_at_epoch(const nlohmann::json& epochs) {
   nlohmann::json at = nullptr;
+  if (!epochs.is_array()) return at;
   for (auto it = epochs.rbegin(); it != epochs.rend(); ++it) {
-    const auto& acc = (*it)["test_accuracy"];
-    if (!acc.is_number() || acc.get<double>() >= kDivergedAccuracy) break;
-    at = (*it)["epoch"];
+    if (!it->is_object()) break;
+    const auto acc = it->find("test_accuracy");
+    const auto epoch = it->find("epoch");
+    if (acc == it->end() || epoch == it->end() || !acc->is_number() || acc->get<double>() >= kDivergedAccuracy) break;
+    at = *epoch;
   }
   return at;
 }

@@ -59,6 +59,8 @@ TEST(ConvergeDiverged, FoundFromTheEpochsWhereAccuracyStaysAtChance) {
   json e = epochs({0.10, 0.10});
   e[1]["test_accuracy"] = nullptr;  // not evaluated at the end: nothing to go on
   EXPECT_TRUE(diverged_at_epoch(e).is_null());
+  EXPECT_TRUE(diverged_at_epoch(json::array({{{"epoch", 1}}})).is_null()) << "no accuracy recorded";
+  EXPECT_TRUE(diverged_at_epoch(json::object()).is_null());
 }
 
 TEST(ConvergeDiverged, TableSaysDivergedWhereASlowRunSaysNever) {
