@@ -1,6 +1,7 @@
 // Records, table and charts of `scalelab converge` (see converge_report.h).
 #include "converge_report.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -65,6 +66,19 @@ void check_configuration(const nlohmann::json& r, const std::string& where) {
 
 }  // namespace
 
+nlohmann::json diverged_at_epoch(const nlohmann::json& epochs) {
+  nlohmann::json at = nullptr;
+  if (!epochs.is_array()) return at;
+  for (auto it = epochs.rbegin(); it != epochs.rend(); ++it) {
+    if (!it->is_object()) break;
+    const auto acc = it->find("test_accuracy");
+    const auto epoch = it->find("epoch");
+    if (acc == it->end() || epoch == it->end() || !acc->is_number() || acc->get<double>() >= kDivergedAccuracy) break;
+    at = *epoch;
+  }
+  return at;
+}
+
 ConvergeRecords read_converge_records(const std::vector<std::string>& files, double target_accuracy) {
   ConvergeRecords out;
   out.target_accuracy = target_accuracy;
@@ -89,6 +103,8 @@ ConvergeRecords read_converge_records(const std::vector<std::string>& files, dou
     for (std::size_t i = 0; i < configurations->size(); ++i) {
       check_configuration((*configurations)[i], f + ": configurations[" + std::to_string(i) + "]");
       out.configurations.push_back((*configurations)[i]);
+      // Records written before the field existed get it too; it is derived from the epochs.
+      out.configurations.back()["diverged_at_epoch"] = diverged_at_epoch((*configurations)[i]["epochs"]);
     }
   }
   return out;
@@ -131,7 +147,8 @@ nlohmann::json converge_record(const ConvergeRun& run, const optim::LrSchedule& 
           {"wall_seconds", result.seconds},
           {"target_accuracy", target_accuracy},
           {"epochs_to_target", epochs_to_target},
-          {"seconds_to_target", seconds_to_target}};
+          {"seconds_to_target", seconds_to_target},
+          {"diverged_at_epoch", diverged_at_epoch(epochs)}};
 }
 
 void print_converge_table(std::ostream& out, const nlohmann::json& records, double target_accuracy) {
@@ -152,18 +169,29 @@ void print_converge_table(std::ostream& out, const nlohmann::json& records, doub
                           {"epochs to", target, 9},
                           {"time to", target + " (s)", 12}});
   t.print_header(out);
+  std::string diverged_note;
   for (const auto& r : records) {
     const double acc = r["final_test_accuracy"].get<double>();
     const auto& ett = r["epochs_to_target"];
     const auto& stt = r["seconds_to_target"];
+    const nlohmann::json diverged = diverged_at_epoch(r["epochs"]);
+    const std::string never = diverged.is_null() ? "never" : "diverged";
+    if (!diverged.is_null()) {
+      diverged_note += fmt::format("{}{} at lr {:.4g} from epoch {}", diverged_note.empty() ? "" : "; ",
+                                   r["name"].get<std::string>(), r["peak_lr"].get<double>(), diverged.dump());
+    }
     t.print_row(out, {r["name"].get<std::string>(), r["optimizer"].get<std::string>(),
                       std::to_string(r["global_batch"].get<long>()), std::to_string(r["workers"].get<long>()),
                       fmt::format("{:.4g}", r["peak_lr"].get<double>()), report::fixed(100 * acc, 2),
                       baseline < 0 ? "-" : fmt::format("{:+.2f}", 100 * (acc - baseline)),
                       report::fixed(r["final_test_loss"].get<double>(), 4),
                       report::fixed(r["train_seconds"].get<double>(), 1),
-                      ett.is_null() ? "never" : std::to_string(ett.get<long>()),
-                      stt.is_null() ? "never" : report::fixed(stt.get<double>(), 1)});
+                      ett.is_null() ? never : std::to_string(ett.get<long>()),
+                      stt.is_null() ? never : report::fixed(stt.get<double>(), 1)});
+  }
+  if (!diverged_note.empty()) {
+    out << fmt::format("# diverged (test accuracy below {:.0f}% to the last epoch: the weights blew up or the ReLUs died): {}\n",
+                       100 * kDivergedAccuracy, diverged_note);
   }
   out << "# time: training seconds on this machine, test evaluation excluded; emulated workers run one after\n"
          "# another here, so on `workers` real devices each epoch would take about 1/workers of it.\n";
@@ -182,15 +210,26 @@ std::vector<std::string> write_converge_charts(const nlohmann::json& records, co
       c.y_label = acc ? "test accuracy (%)" : "test loss";
       for (const auto& r : records) {
         report::Series s;
-        s.label = fmt::format("{} (batch {})", r["name"].get<std::string>(), r["global_batch"].get<long>());
+        s.label = fmt::format("{}, lr {:.3g} (batch {})", r["name"].get<std::string>(), r["peak_lr"].get<double>(),
+                              r["global_batch"].get<long>());
+        // A diverged run is drawn up to the epoch it diverged at, and marked there.
+        const nlohmann::json diverged = diverged_at_epoch(r["epochs"]);
         for (const auto& e : r["epochs"]) {
           const auto& y = e[acc ? "test_accuracy" : "test_loss"];
           if (y.is_null()) continue;
           const double x = by_epoch ? e["epoch"].get<double>() : e["train_seconds"].get<double>();
           s.points.emplace_back(x, acc ? 100 * y.get<double>() : y.get<double>());
+          if (by_epoch) c.x_tics.push_back(x);  // tics at whole epochs only, not 1.5, 2.5
+          if (!diverged.is_null() && e["epoch"] == diverged) break;
+        }
+        if (!diverged.is_null()) {
+          s.label += ": diverged at epoch " + diverged.dump();
+          s.end_label = "diverged";
         }
         c.series.push_back(std::move(s));
       }
+      std::sort(c.x_tics.begin(), c.x_tics.end());
+      c.x_tics.erase(std::unique(c.x_tics.begin(), c.x_tics.end()), c.x_tics.end());
       const auto files = report::write_chart(c, (std::filesystem::path(dir) / fmt::format("converge_{}_{}", metric, axis)).string());
       svgs.push_back(files.svg);
     }

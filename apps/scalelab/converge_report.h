@@ -4,7 +4,8 @@
 //     and loss, training time, and the epoch and training time at which test accuracy first
 //     reached the target (null if never): time to accuracy, not images/sec, is what counts;
 //   - the course's table, with each configuration's gap to the baseline in points;
-//   - charts of test accuracy and test loss against epoch and against training time (SVG+PNG).
+//   - charts of test accuracy and test loss against epoch and against training time (SVG+PNG);
+//   - runs that diverged (test accuracy at chance to the end) marked so in all of these.
 // Training time is the sum of the epochs' training seconds (test evaluation excluded), measured
 // on this machine, where emulated workers run one after another.
 #pragma once
@@ -34,6 +35,13 @@ struct ConvergeRecords {
   double target_accuracy = 0;
 };
 [[nodiscard]] ConvergeRecords read_converge_records(const std::vector<std::string>& files, double target_accuracy);
+
+// A run has diverged when its test accuracy falls below kDivergedAccuracy (twice chance for ten
+// classes) and stays there to its last epoch: its weights blew up or its ReLUs died. Returns the
+// first such epoch, or null when the run did not diverge. The table says "diverged" where it would
+// say "never", and the charts draw such a run up to that epoch, marked "diverged".
+inline constexpr double kDivergedAccuracy = 0.2;
+[[nodiscard]] nlohmann::json diverged_at_epoch(const nlohmann::json& epochs);
 
 // Prints the table of `records` (an array of converge_record()s). The gap column is against the
 // record named "baseline" when present.

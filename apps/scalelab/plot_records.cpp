@@ -18,7 +18,7 @@ report::Chart bench_chart(const std::vector<PlotInput>& inputs) {
   chart.x_label = "message size (bytes)";
   chart.y_label = "bus bandwidth (GB/s, GB = 1e9 bytes)";
   chart.log_x = true;
-  chart.x_format = "%.0b%BB";
+  chart.x_bytes = true;
   std::string collective, where;
   for (const auto& in : inputs) {
     if (where.empty() && in.doc.contains("machine")) {
@@ -69,7 +69,7 @@ report::Chart predict_chart(const std::vector<PlotInput>& inputs) {
   chart.x_label = "message size (bytes)";
   chart.y_label = "bus bandwidth (GB/s, GB = 1e9 bytes)";
   chart.log_x = true;
-  chart.x_format = "%.0b%BB";
+  chart.x_bytes = true;
   chart.y_from_zero = true;
   std::string collective;
   for (const auto& in : inputs) {
@@ -102,7 +102,6 @@ report::Chart simulate_chart(const std::vector<PlotInput>& inputs) {
   chart.x_label = "GPUs";
   chart.y_label = "scaling efficiency (%)";
   chart.y_from_zero = true;
-  chart.key = "bottom left";
   for (const auto& in : inputs) {
     report::Series s{in.doc.at("workload").at("name").get<std::string>() + " on " + in.doc.at("machine").get<std::string>() +
                          ", batch " + in.doc.at("batch_per_device").dump() + ", " + in.doc.at("precision").get<std::string>(),
@@ -125,8 +124,8 @@ report::Chart scale_chart(const std::vector<PlotInput>& inputs) {
   chart.x_label = "ranks";
   chart.y_label = "scaling efficiency (%)";
   chart.y_from_zero = true;
-  chart.key = "bottom left";
   std::string where;
+  bool with_prediction = false;
   for (const auto& in : inputs) {
     if (where.empty() && in.doc.contains("machine") && in.doc["machine"].is_object()) {
       where = in.doc["machine"].value("cpu_model", std::string()) + ", " + in.doc["machine"].value("hostname", std::string());
@@ -142,10 +141,16 @@ report::Chart scale_chart(const std::vector<PlotInput>& inputs) {
       }
     }
     chart.series.push_back(std::move(measured));
-    if (!predicted.points.empty()) chart.series.push_back(std::move(predicted));
+    if (!predicted.points.empty()) {
+      with_prediction = true;
+      predicted.dashtype = 2;  // dashed: where it meets the measured line, both stay visible
+      chart.series.push_back(std::move(predicted));
+    }
   }
   chart.x_tics = count_tics(chart);
-  chart.title = "scaling efficiency against rank count (measured" + (where.empty() ? std::string() : " on " + where) + ")";
+  // A record with a prediction draws it too: the title names both.
+  chart.title = std::string("scaling efficiency against rank count (") + (with_prediction ? "measured and predicted" : "measured") +
+                (where.empty() ? std::string() : " on " + where) + ")";
   return chart;
 }
 
@@ -154,7 +159,6 @@ report::Chart converge_chart(const std::vector<PlotInput>& inputs) {
   report::Chart chart;
   chart.x_label = "epoch";
   chart.y_label = "test accuracy (%)";
-  chart.key = "bottom right";
   for (const auto& in : inputs) {
     const std::string tag = inputs.size() > 1 ? " (" + in.path + ")" : "";
     for (const auto& c : in.doc.at("configurations")) {

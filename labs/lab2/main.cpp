@@ -7,6 +7,7 @@
 // GPUs would. Handout: docs/labs/lab2.md. Run: `lab2 --quick` (3 epochs) or `lab2` (5 epochs).
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -95,11 +96,13 @@ void linear(StepContext& ctx) {
   if (final_acc(r) < 0.2) {
     ctx.say("The run diverged: accuracy at chance (10%) and a loss of ln 10 = 2.3026, the loss of a uniform guess. The "
             "first steps overshot so far that the ReLUs died or the weights blew up, and training never recovered.");
-  } else if (loss1 > b1.at("test_loss").get<double>()) {
-    ctx.say("The first epoch is worse than the baseline's: the first steps overshoot.");
   } else {
-    ctx.say("This time the first steps did not overshoot badly. Now the same with a baseline lr twice as large, 0.02 "
-            "(the baseline trains as well at 0.02: docs/convergence-results.md), so x16 = 0.32:");
+    // The run held (it may have overshot in its first epoch): twice the lr shows where it breaks.
+    ctx.say(loss1 > b1.at("test_loss").get<double>()
+                ? "The first epoch is worse than the baseline's: the first steps overshoot, but the run recovers."
+                : "This time the first steps did not overshoot badly.");
+    ctx.say("Now the same with a baseline lr twice as large, 0.02 (the baseline trains as well at 0.02: "
+            "docs/convergence-results.md), so x16 = 0.32:");
     const Json d = run_configs(ctx, "linear", "linear-lr0.02.json", kDoubledLr).at(0);
     ctx.note("linear_lr0.02_test_accuracy", final_acc(d));
     ctx.say(fmt::format("linear at lr {:g}: test accuracy {:.2f}%, test loss {:.4f}.", d.at("peak_lr").get<double>(),
@@ -116,8 +119,15 @@ void warmup(StepContext& ctx) {
   report(ctx, r);
   const Json d = run_configs(ctx, "linear-warmup", "linear-warmup-lr0.02.json", kDoubledLr).at(0);
   ctx.note("linear-warmup_lr0.02_test_accuracy", final_acc(d));
-  ctx.say(fmt::format("With the doubled baseline lr (peak {:g}, which diverged without warm-up in step 3): test accuracy "
-                      "{:.2f}%.", d.at("peak_lr").get<double>(), 100 * final_acc(d)));
+  // What the same peak lr did without warm-up in step 3 (not run there when lr 0.16 already diverged).
+  std::string cold = "not run without warm-up in step 3";
+  if (std::filesystem::exists(ctx.out("linear-lr0.02.json"))) {
+    const Json c = ctx.earlier(ctx.out("linear-lr0.02.json"), 3).at("configurations").at(0);
+    cold = final_acc(c) < 0.2 ? "which diverged without warm-up in step 3"
+                              : fmt::format("which reached {:.2f}% without warm-up in step 3", 100 * final_acc(c));
+  }
+  ctx.say(fmt::format("With the doubled baseline lr (peak {:g}, {}): test accuracy {:.2f}%.", d.at("peak_lr").get<double>(), cold,
+                      100 * final_acc(d)));
   ctx.say("Gradual warm-up raises the lr step by step from the baseline's lr to the scaled one over the first epoch "
           "(Horovod's LearningRateWarmupCallback does the same per epoch). The large batch now reaches the baseline's "
           "accuracy in the same epochs, with 16x fewer, larger steps.");
@@ -139,14 +149,28 @@ void layerwise(StepContext& ctx) {
                       kBaseBatch * kLayerwiseScale, kLayerwiseScale));
 }
 
-void charts(StepContext& ctx) {
+// Every configuration steps 1-6 ran, in the order they ran; step 3's run at lr 0.32 only when
+// its run at 0.16 held (that is when step 3 runs it).
+std::vector<std::string> run_files(const StepContext& ctx) {
   std::vector<std::string> files;
-  for (const char* f : {"baseline.json", "naive.json", "linear.json", "linear-warmup.json", "sqrt.json", "layerwise.json"}) {
-    files.push_back(ctx.out(f));
+  for (const char* f : {"baseline.json", "naive.json", "linear.json", "linear-lr0.02.json", "linear-warmup.json",
+                        "linear-warmup-lr0.02.json", "sqrt.json", "layerwise.json"}) {
+    if (std::string(f) != "linear-lr0.02.json" || std::filesystem::exists(ctx.out(f))) files.push_back(ctx.out(f));
   }
+  return files;
+}
+
+bool diverged(const Json& r) { return r.contains("diverged_at_epoch") && !r.at("diverged_at_epoch").is_null(); }
+
+// "linear at lr 0.32": a configuration's name and peak lr, which tell apart the two runs of a name.
+std::string run_name(const Json& r) { return fmt::format("{} at lr {:g}", r.at("name").get<std::string>(), r.at("peak_lr").get<double>()); }
+
+void charts(StepContext& ctx) {
+  const std::vector<std::string> files = run_files(ctx);
   std::string from;
   for (const auto& f : files) from += (from.empty() ? "" : ",") + f;
-  (void)ctx.earlier(files.back(), 6);
+  (void)ctx.earlier(ctx.out("layerwise.json"), 6);
+  (void)ctx.earlier(ctx.out("linear-warmup-lr0.02.json"), 4);
   ctx.run({"converge", "--from", from, "--charts", ctx.out("charts"), "--json", ctx.out("all.json")}, ctx.out("all.json"));
   ctx.note("charts", ctx.out("charts"));
   ctx.say("Open " + ctx.out("charts") + "/converge_accuracy_epoch.svg and converge_loss_epoch.svg.");
@@ -171,6 +195,33 @@ void charts(StepContext& ctx) {
                         "starts lower (its lr is still climbing) and catches up by the end.",
                         below, be.size()));
   }
+  Json gone = Json::array();
+  for (const auto& r : all) {
+    if (!diverged(r)) continue;
+    gone.push_back(run_name(r));
+    ctx.say(fmt::format("{} diverged at epoch {} (test accuracy {:.2f}%, loss {:.4f}): the charts draw it up to there, "
+                        "marked \"diverged\", and the table says \"diverged\" where a run that learned too slowly says "
+                        "\"never\".",
+                        run_name(r), r.at("diverged_at_epoch").dump(), 100 * final_acc(r), r.at("final_test_loss").get<double>()));
+  }
+  ctx.note("diverged", gone);
+}
+
+// Warm-up at the lr where linear scaling alone diverged: the comparison that shows what warm-up is for.
+void warmup_verdict(StepContext& ctx, const Json& all) {
+  for (const auto& cold : all) {
+    if (cold.at("name") != "linear" || !diverged(cold)) continue;
+    for (const auto& warm : all) {
+      if (warm.at("name") != "linear-warmup" || warm.at("peak_lr") != cold.at("peak_lr")) continue;
+      const Json& ett = warm.at("epochs_to_target");
+      ctx.say(fmt::format("At lr {:g}, linear scaling alone diverged at epoch {}; with warm-up the same lr trained to {:.2f}%{}. "
+                          "At a safe lr warm-up can cost an epoch to the target (its lr is still climbing); at an "
+                          "aggressive one it is what keeps the run alive.",
+                          cold.at("peak_lr").get<double>(), cold.at("diverged_at_epoch").dump(), 100 * final_acc(warm),
+                          ett.is_null() ? "" : fmt::format(", reaching {:.0f}% at epoch {}", 100 * kTargetAccuracy, ett.dump())));
+      ctx.note("warmup_rescued_lr", cold.at("peak_lr"));
+    }
+  }
 }
 
 void time_to_accuracy(StepContext& ctx) {
@@ -185,21 +236,29 @@ void time_to_accuracy(StepContext& ctx) {
                       "epochs needed.",
                       100 * kTargetAccuracy, base_epoch_s, 100 * kAssumedEfficiency));
   for (const auto& r : all) {
-    const std::string name = r.at("name");
+    const std::string name = run_name(r);
+    const std::string key = fmt::format("{}_lr{:g}", r.at("name").get<std::string>(), r.at("peak_lr").get<double>());
     const int workers = r.at("workers").get<int>();
     const Json& ett = r.at("epochs_to_target");
+    if (diverged(r)) {
+      ctx.say(fmt::format("  {:24} {:2} workers: diverged at epoch {}: it never reaches {:.0f}%, on any number of devices.",
+                          name, workers, r.at("diverged_at_epoch").dump(), 100 * kTargetAccuracy));
+      ctx.note(key + "_predicted_seconds_to_target", nullptr);
+      continue;
+    }
     if (ett.is_null()) {
-      ctx.say(fmt::format("  {:14} {:2} workers: never reached {:.0f}% in {} epochs: {}x the images/sec buys nothing.", name,
+      ctx.say(fmt::format("  {:24} {:2} workers: never reached {:.0f}% in {} epochs: {}x the images/sec buys nothing.", name,
                           workers, 100 * kTargetAccuracy, epochs(ctx.options()), workers));
-      ctx.note(name + "_predicted_seconds_to_target", nullptr);
+      ctx.note(key + "_predicted_seconds_to_target", nullptr);
       continue;
     }
     const double efficiency = workers == 1 ? 1.0 : kAssumedEfficiency;
     const double predicted = ett.get<double>() * base_epoch_s / (workers * efficiency);
-    ctx.note(name + "_predicted_seconds_to_target", predicted);
-    ctx.say(fmt::format("  {:14} {:2} workers: {} epoch(s); predicted {:.2f} s on {} devices", name, workers, ett.get<int>(),
+    ctx.note(key + "_predicted_seconds_to_target", predicted);
+    ctx.say(fmt::format("  {:24} {:2} workers: {} epoch(s); predicted {:.2f} s on {} devices", name, workers, ett.get<int>(),
                         predicted, workers));
   }
+  warmup_verdict(ctx, all);
   ctx.say("Lab 1 measured images/sec. What a user pays for is the time to a model that is good enough: a larger global "
           "batch only shortens it if the recipe (lr scaling, warm-up, LARS/LAMB) keeps the epochs needed from growing.");
 }

@@ -67,20 +67,49 @@ void dgx1(StepContext& ctx) {
           "if one of its channels had to use the pair without NVLink?");
 }
 
+// The index of the first point from which two series (the same sizes) stay close to each
+// other to their last point (within 2%); a.points.size() when their last points differ.
+std::size_t coincide_from(const scalelab::report::Series& a, const scalelab::report::Series& b) {
+  std::size_t from = a.points.size();
+  if (b.points.size() != from) return from;
+  while (from > 0) {
+    const auto [xa, ya] = a.points[from - 1];
+    const auto [xb, yb] = b.points[from - 1];
+    if (xa != xb || std::abs(ya - yb) > 0.02 * std::max(std::abs(ya), std::abs(yb))) break;
+    --from;
+  }
+  return from;
+}
+
 void busbw_curves(StepContext& ctx) {
   const std::vector<std::string> machines{"dgx1", "dgx-a100", "pcie-8gpu"};
   Json table;
-  scalelab::report::Chart chart{.title = "predicted allreduce busbw, 8 GPUs", .x_label = "message size",
-                                .y_label = "busbw (GB/s)", .log_x = true, .log_x_base = 2, .log_y = true,
-                                .x_format = "%.0b%BB", .y_format = "", .series = {}};
-  for (const auto& m : machines) {
+  // One colour per machine; P2P on solid with filled circles, P2P off dashed with larger open
+  // squares, so that both stay visible where the model gives them the same busbw.
+  scalelab::report::Chart chart;
+  chart.title = "predicted allreduce busbw, 8 GPUs (cost model): P2P on solid, P2P off dashed";
+  chart.x_label = "message size";
+  chart.y_label = "busbw (GB/s)";
+  chart.log_x = chart.log_y = chart.x_bytes = true;
+  for (std::size_t mi = 0; mi < machines.size(); ++mi) {
+    const std::string& m = machines[mi];
     for (const std::string p2p : {"on", "off"}) {
       const std::string file = ctx.out("predict-" + m + "-p2p-" + p2p + ".json");
       const Json doc = ctx.run({"predict", "allreduce", "--machine", m, "--gpus", "8", "--p2p", p2p, "-b", "8",
                                 "-e", ctx.options().quick ? "256M" : "1G", "-f", ctx.options().quick ? "16" : "4", "--json", file},
                                file);
-      scalelab::report::Series s{m + ", P2P " + p2p, {}};
+      const bool on = p2p == "on";
+      scalelab::report::Series s{.label = m + ", P2P " + p2p, .points = {}, .color = scalelab::report::kPalette[mi],
+                                 .dashtype = on ? 1 : 2, .pointtype = on ? 7 : 4, .pointsize = on ? 1.0 : 1.8};
       for (const auto& r : doc.at("rows")) s.points.emplace_back(r.at("size_bytes").get<double>(), r.at("busbw_GBps").get<double>());
+      if (!on) {
+        const std::size_t from = coincide_from(chart.series.back(), s);
+        if (from == 0) {
+          s.label += " (within 2% of on)";
+        } else if (from < s.points.size()) {
+          s.label += " (within 2% of on from " + scalelab::report::byte_size_label(s.points[from].first) + ")";
+        }
+      }
       chart.series.push_back(s);
       const Json& last = doc.at("rows").back();
       table[m]["p2p_" + p2p] = last.at("busbw_GBps");
@@ -179,14 +208,21 @@ void resnet50_links(StepContext& ctx) {
 }
 
 void chart(StepContext& ctx) {
-  scalelab::report::Chart c{.title = "allreduce on this machine, 2 ranks: predicted and measured", .x_label = "message size",
-                            .y_label = "busbw (GB/s)", .log_x = true, .log_x_base = 2, .log_y = false,
-                            .x_format = "%.0b%BB", .y_format = "", .series = {}};
-  for (const std::string algo : {"ring", "library"}) {
+  // Measured solid, predicted dashed, one colour per algorithm; the errors and the load in the title.
+  scalelab::report::Chart c;
+  c.x_label = "message size";
+  c.y_label = "busbw (GB/s)";
+  c.log_x = c.x_bytes = c.y_from_zero = true;
+  std::string errors, where;
+  double load = 0;
+  for (std::size_t ai = 0; ai < 2; ++ai) {
+    const std::string algo = ai == 0 ? "ring" : "library";
     const Json b = ctx.earlier(ctx.out("bench-this-" + algo + ".json"), 4);
     const Json& run = b.at("runs").at(0);
     const double factor = run.at("benchmark").at("busbw_factor").get<double>();
-    scalelab::report::Series measured{algo + " measured", {}}, predicted{algo + " predicted", {}};
+    const char* color = scalelab::report::kPalette[ai];
+    scalelab::report::Series measured{.label = algo + " measured", .points = {}, .color = color, .dashtype = 1, .pointtype = 7},
+        predicted{.label = algo + " predicted", .points = {}, .color = color, .dashtype = 2, .pointtype = 4, .pointsize = 1.5};
     for (const auto& r : run.at("results")) {
       const double size = r.at("size_bytes").get<double>();
       measured.points.emplace_back(size, r.at("out_of_place").at("busbw_GBps").get<double>());
@@ -194,7 +230,19 @@ void chart(StepContext& ctx) {
     }
     c.series.push_back(measured);
     c.series.push_back(predicted);
+    const Json& p = run.at("prediction");
+    if (p.contains("median_abs_error_pct") && p["median_abs_error_pct"].is_number()) {
+      errors += fmt::format("{}{} {:.0f}%", errors.empty() ? "" : ", ", algo, p["median_abs_error_pct"].get<double>());
+    }
+    if (b.contains("machine") && b["machine"].is_object()) {
+      where = fmt::format("{}, {} logical CPUs", b["machine"].value("cpu_model", std::string("?")),
+                          b["machine"].value("logical_cpus", 0));
+    }
+    if (b.contains("load") && b["load"].is_object()) load = std::max(load, b["load"].value("load_average_end", 0.0));
   }
+  c.title = fmt::format("allreduce on this machine, 2 ranks: measured (solid) and predicted (dashed); median |error| {}\n"
+                        "{}, load average up to {:.1f}",
+                        errors.empty() ? "-" : errors, where, load);
   try {
     const auto files = scalelab::report::write_chart(c, ctx.out("this-machine-busbw"));
     ctx.note("chart", files.svg);

@@ -1,8 +1,12 @@
 // gnuplot charts: data, script and pictures side by side (chart.h).
 #include "report/chart.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <sstream>
 
@@ -15,10 +19,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A gnuplot string literal: single quotes, with embedded single quotes doubled.
+// A gnuplot string expression: single quotes, with embedded single quotes doubled; a newline
+// (a second line of a title) becomes a double-quoted "\n" joined on by gnuplot's `.` operator.
 std::string quoted(const std::string& s) {
   std::string out = "'";
   for (const char c : s) {
+    if (c == '\n') {
+      out += "'.\"\\n\".'";
+      continue;
+    }
     out += c;
     if (c == '\'') out += '\'';
   }
@@ -32,7 +41,9 @@ void write_text(const fs::path& path, const std::string& text) {
 std::string data_text(const Chart& chart) {
   std::ostringstream out;
   out.precision(10);
-  out << "# " << chart.title << "\n# columns: x y; one block per series (gnuplot 'index N')\n";
+  std::string title = chart.title;  // every line of a two-line title stays a comment
+  for (std::size_t at = title.find('\n'); at != std::string::npos; at = title.find('\n', at + 3)) title.replace(at, 1, "\n# ");
+  out << "# " << title << "\n# columns: x y; one block per series (gnuplot 'index N')\n";
   for (std::size_t i = 0; i < chart.series.size(); ++i) {
     if (i > 0) out << "\n\n";
     out << "# series " << i << ": " << chart.series[i].label << "\n";
@@ -41,7 +52,110 @@ std::string data_text(const Chart& chart) {
   return out.str();
 }
 
+// Numbers written into the script: enough digits to place a tic or label exactly.
+std::string number(double v) {
+  std::ostringstream out;
+  out.precision(15);
+  out << v;
+  return out.str();
+}
+
+// The smallest and largest positive x of the chart's points (a log axis has no other).
+std::pair<double, double> positive_x_range(const Chart& chart) {
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const auto& s : chart.series) {
+    for (const auto& [x, y] : s.points) {
+      if (x > 0) lo = std::min(lo, x), hi = std::max(hi, x);
+    }
+  }
+  return {lo, hi};
+}
+
+void write_x_tics(std::ostream& gp, const Chart& chart) {
+  if (chart.x_bytes) {
+    std::vector<double> tics = chart.x_tics;
+    if (tics.empty()) {
+      const auto [lo, hi] = positive_x_range(chart);
+      if (hi > 0) tics = byte_tics(lo, hi);
+    }
+    if (tics.empty()) return;
+    gp << "set xtics (";
+    for (std::size_t i = 0; i < tics.size(); ++i) gp << (i ? ", " : "") << quoted(byte_size_label(tics[i])) << " " << number(tics[i]);
+    // A margin left and right: gnuplot may drop a tic that falls exactly on the autoscaled border.
+    gp << ")\nset offsets graph 0.03, graph 0.03, 0, 0\n";
+    return;
+  }
+  if (chart.x_tics.empty()) return;
+  gp << "set xtics (";
+  for (std::size_t i = 0; i < chart.x_tics.size(); ++i) gp << (i ? ", " : "") << number(chart.x_tics[i]);
+  gp << ")\nset offsets graph 0.05, graph 0.05, 0, 0\n";
+}
+
+// A legend below the plot (the default) is laid out in as many columns as the longest label lets
+// fit across the 900-pixel picture; {columns, rows}, or {0, 0} for a legend placed elsewhere.
+std::pair<std::size_t, std::size_t> key_layout(const Chart& chart) {
+  if (chart.key != "below" || chart.series.empty()) return {0, 0};
+  std::size_t longest = 1;
+  for (const auto& s : chart.series) longest = std::max(longest, s.label.size());
+  constexpr std::size_t kCharsAcross = 100;  // characters of 'Sans,11' across the picture, with room to spare
+  constexpr std::size_t kSampleChars = 10;   // the line and point drawn beside each label
+  const std::size_t columns = std::clamp<std::size_t>(kCharsAcross / (longest + kSampleChars), 1, chart.series.size());
+  return {columns, (chart.series.size() + columns - 1) / columns};
+}
+
+// The legend, with a bottom margin for its rows when it is below so that it clears the x label.
+void write_key(std::ostream& gp, const Chart& chart) {
+  const auto [columns, rows] = key_layout(chart);
+  if (columns == 0) {
+    gp << "set key " << chart.key << "\n";
+    return;
+  }
+  gp << "set key below maxcols " << columns << "\n"
+     << "set bmargin " << 4 + rows << "\n";
+}
+
+// The pictures' height: 560 pixels, and a line more for each legend row past the second, so that
+// a long legend does not squeeze the data.
+int picture_height(const Chart& chart) {
+  const std::size_t rows = key_layout(chart).second;
+  return 560 + 20 * static_cast<int>(rows > 2 ? rows - 2 : 0);
+}
+
 }  // namespace
+
+std::string byte_size_label(double bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  std::size_t u = 0;
+  double v = bytes;
+  while (std::abs(v) >= 1024 && u + 1 < std::size(kUnits)) v /= 1024, ++u;
+  char buf[64];
+  if (v == std::floor(v)) {
+    std::snprintf(buf, sizeof buf, "%.0f %s", v, kUnits[u]);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3g %s", v, kUnits[u]);
+  }
+  return buf;
+}
+
+std::vector<double> byte_tics(double lo, double hi, std::size_t max_tics) {
+  if (!(lo > 0) || !(hi >= lo) || !std::isfinite(hi)) return {};
+  const int e_lo = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
+  const int e_hi = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
+  if (e_lo > e_hi) return {lo};
+  const auto multiples = [&](int step) {
+    std::vector<double> tics;
+    for (int e = e_lo; e <= e_hi; ++e) {
+      if (e % step == 0) tics.push_back(std::ldexp(1.0, e));
+    }
+    return tics;
+  };
+  std::vector<double> tics;
+  for (const int step : {1, 2, 5, 10, 20}) {
+    tics = multiples(step);
+    if (!tics.empty() && tics.size() <= std::max<std::size_t>(max_tics, 1)) return tics;
+  }
+  return tics.empty() ? std::vector<double>{std::ldexp(1.0, e_lo)} : tics;
+}
 
 std::string gnuplot_script(const Chart& chart, const std::string& dat_name, const std::string& stem) {
   std::ostringstream gp;
@@ -49,31 +163,36 @@ std::string gnuplot_script(const Chart& chart, const std::string& dat_name, cons
      << "set title " << quoted(chart.title) << "\n"
      << "set xlabel " << quoted(chart.x_label) << "\n"
      << "set ylabel " << quoted(chart.y_label) << "\n"
-     << "set grid\nset key " << chart.key << "\n";
+     << "set grid\n";
+  write_key(gp, chart);
   if (chart.y_from_zero) gp << "set yrange [0:*]\n";
   if (chart.log_x) gp << "set logscale x " << chart.log_x_base << "\n";
   if (chart.log_y) gp << "set logscale y\n";
   if (!chart.x_format.empty()) gp << "set format x " << quoted(chart.x_format) << "\n";
   if (!chart.y_format.empty()) gp << "set format y " << quoted(chart.y_format) << "\n";
-  if (!chart.x_tics.empty()) {
-    std::ostringstream tics;
-    tics.precision(15);
-    for (std::size_t i = 0; i < chart.x_tics.size(); ++i) tics << (i ? ", " : "") << chart.x_tics[i];
-    gp << "set xtics (" << tics.str() << ")\n"
-       << "set offsets graph 0.05, graph 0.05, 0, 0\n";
-  }
+  write_x_tics(gp, chart);
   gp << "set style data linespoints\n";
+  for (std::size_t i = 0; i < chart.series.size(); ++i) {
+    const Series& s = chart.series[i];
+    if (s.end_label.empty() || s.points.empty()) continue;
+    gp << "set label " << i + 1 << " " << quoted(s.end_label) << " at " << number(s.points.back().first) << ", "
+       << number(s.points.back().second) << " offset 1, 0.6 front\n";
+  }
   std::ostringstream plot;
   plot << "plot";
   for (std::size_t i = 0; i < chart.series.size(); ++i) {
-    plot << (i ? ", \\\n     " : " ") << quoted(dat_name) << " index " << i << " using 1:2 title "
-         << quoted(chart.series[i].label) << " linewidth 2 pointtype " << (7 + static_cast<int>(i % 6));
+    const Series& s = chart.series[i];
+    const std::string color = s.color.empty() ? kPalette[i % std::size(kPalette)] : s.color;
+    plot << (i ? ", \\\n     " : " ") << quoted(dat_name) << " index " << i << " using 1:2 title " << quoted(s.label)
+         << " linewidth 2 linecolor rgb " << quoted(color) << " dashtype " << s.dashtype << " pointtype "
+         << (s.pointtype > 0 ? s.pointtype : 7 + static_cast<int>(i % 6)) << " pointsize " << number(s.pointsize);
   }
   if (chart.series.empty()) plot << " NaN notitle";
-  gp << "set terminal svg size 900,560 dynamic enhanced font 'Sans,12' background rgb 'white'\n"
+  const int height = picture_height(chart);
+  gp << "set terminal svg size 900," << height << " dynamic enhanced font 'Sans,12' background rgb 'white'\n"
      << "set output " << quoted(stem + ".svg") << "\n"
      << plot.str() << "\n"
-     << "set terminal pngcairo size 900,560 enhanced font 'Sans,11'\n"
+     << "set terminal pngcairo size 900," << height << " enhanced font 'Sans,11'\n"
      << "set output " << quoted(stem + ".png") << "\n"
      << "replot\n"
      << "unset output\n";
