@@ -30,7 +30,7 @@ echo "graded in $(( $(date +%s) - start )) s"
 [[ $rc == 0 ]] || { echo "FAIL: scalelab grade exited $rc"; exit 1; }
 "$validator" "$schema" "$work/results.json" || { echo "FAIL: results.json does not validate against $schema"; exit 1; }
 total=$(sed -n 's/^total *\([0-9.]*\) \/ .*/\1/p' "$work/console.txt")
-failed=$(sed -n 's/^FAIL .*[0-9]  \(.*\)$/\1/p' "$work/console.txt")
+failed=$(sed -En 's/^FAIL +[0-9.]+ \/ [0-9.]+ +(.*)$/\1/p' "$work/console.txt")
 case $expect in
   full)
     [[ -z $failed && $total == 100.00 ]] || { echo "FAIL: expected full marks, got $total with failures: $failed"; exit 1; }
