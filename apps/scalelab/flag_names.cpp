@@ -99,6 +99,7 @@ constexpr CommandFlag kCommandFlags[] = {
     {"converge", "backward_passes_per_step", "--scale"},
     {"converge", "batch_size", "--micro-batch/--base-batch"},
     // grade's options (lib/grade/grader.h's GradeOptions).
+    {"grade", "batch", "--batch"},
     {"grade", "memory_limit", "--memory-limit"},
     {"grade", "prefix", "--prefix"},
     {"grade", "ranks", "--ranks"},

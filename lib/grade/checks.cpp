@@ -25,12 +25,20 @@ std::string fmt(const char* f, double x) {
   return b;
 }
 
+// The lines of a run's output that say why it failed: the program's "error:" lines and mpirun's
+// "process rank R ... exited on signal" line when there are any, else its last `n` lines that are
+// not mpirun's banner.
 std::string last_lines(const std::string& text, int n) {
-  std::vector<std::string> lines;
+  std::vector<std::string> lines, telling;
   std::istringstream in(text);
   for (std::string l; std::getline(in, l);) {
-    if (!l.empty()) lines.push_back(l);
+    const std::size_t b = l.find_first_not_of(' ');
+    if (b == std::string::npos || l.compare(b, 3, "---") == 0) continue;
+    l = l.substr(b);
+    if (l.rfind("error:", 0) == 0 || l.find("exited on signal") != std::string::npos) telling.push_back(l);
+    lines.push_back(l);
   }
+  if (!telling.empty()) lines = telling;
   std::string out;
   for (std::size_t i = lines.size() > static_cast<std::size_t>(n) ? lines.size() - static_cast<std::size_t>(n) : 0; i < lines.size(); ++i) {
     out += (out.empty() ? "" : " | ") + lines[i];
@@ -258,7 +266,10 @@ std::vector<TestResult> score_runs(const BuildResult& build, const std::vector<R
             for (int r = 0; r < tr.size; ++r) {
               const std::string f = fingerprint(tr, r, when, std::string(when) == "final");
               const std::string label = std::string(when) == "final" ? "at the end" : "after the first step";
-              if (f.empty()) return {"", "rank " + std::to_string(r) + " recorded no parameters " + label};
+              if (f.empty()) {
+                return {"", "rank " + std::to_string(r) + " recorded no parameters " + label +
+                                (tr.ended(r) ? "" : " (it did not finish: " + run.outcome.ending() + ")")};
+              }
               if (f != zero) {
                 return {"rank 0 " + zero + ", rank " + std::to_string(r) + " " + f,
                         "parameters differ across ranks " + label + (std::string(when) == "first_step" ? " (no broadcast from rank 0?)" : "")};

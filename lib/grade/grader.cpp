@@ -83,6 +83,12 @@ std::string first_errors(const std::string& log) {
   return out;
 }
 
+std::string number(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
 // A file's identity and state, to tell whether something wrote it.
 struct FileState {
   bool exists = false;
@@ -110,10 +116,12 @@ std::string read_descriptor(int fd) {
   return text;
 }
 
-void check_options(const GradeOptions& o) {
+}  // namespace
+
+void check_options(const GradeOptions& o, bool with_submission) {
   std::error_code ec;
-  if (o.submission.empty()) throw_parameter(ErrorKind::usage, "submission", "missing: give the folder holding the program's sources");
-  if (!fs::is_directory(o.submission, ec)) {
+  if (with_submission && o.submission.empty()) throw_parameter(ErrorKind::usage, "submission", "missing: give the folder holding the program's sources");
+  if (with_submission && !fs::is_directory(o.submission, ec)) {
     throw_parameter(ErrorKind::input, "submission", o.submission + ": not a folder: give the folder holding the program's train.cpp");
   }
   if (o.ranks.empty()) throw_parameter(ErrorKind::usage, "ranks", "is empty: give rank counts such as 1,2,3");
@@ -123,14 +131,28 @@ void check_options(const GradeOptions& o) {
     if (!seen.insert(n).second) throw_parameter(ErrorKind::usage, "ranks", std::to_string(n) + " given twice: list each rank count once");
   }
   if (!(o.time_limit > 0 && o.time_limit <= 86400)) {
-    throw_parameter(ErrorKind::usage, "time_limit", std::to_string(o.time_limit) + ": give the seconds per run, more than 0 and at most 86400");
+    throw_parameter(ErrorKind::usage, "time_limit", number(o.time_limit) + ": give the seconds per run, more than 0 and at most 86400");
   }
   if (o.memory_limit != 0 && o.memory_limit < 256) {
     throw_parameter(ErrorKind::usage, "memory_limit", std::to_string(o.memory_limit) +
                                                           ": MPI ranks need at least 256 MiB of address space; give 256 or more, or 0 for no limit");
   }
-  if (!(o.target > 0 && o.target <= 1)) throw_parameter(ErrorKind::usage, "target", std::to_string(o.target) + ": an accuracy is more than 0 and at most 1");
+  if (!(o.target > 0 && o.target <= 1)) throw_parameter(ErrorKind::usage, "target", number(o.target) + ": an accuracy is more than 0 and at most 1");
+  if (with_submission) {
+    bool any = false;
+    for (auto it = fs::recursive_directory_iterator(o.submission, fs::directory_options::skip_permission_denied, ec);
+         !any && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      const std::string ext = it->path().extension().string();
+      any = it->is_regular_file() && (ext == ".cpp" || ext == ".cc" || ext == ".cxx");
+    }
+    if (!any) throw_parameter(ErrorKind::input, "submission", o.submission + ": no .cpp file in it: give the folder holding the program's train.cpp");
+  }
 }
+
+std::string built_source_dir() { return SCALELAB_SOURCE_DIR; }
+
+namespace {
 
 std::string check_prefix(const std::string& prefix) {
   if (prefix.empty()) {

@@ -37,6 +37,13 @@ struct GradeOptions {
 // CMAKE_INSTALL_PREFIX when one is installed there; "" when there is none.
 [[nodiscard]] std::string default_prefix();
 
+// Checks the options (the submission folder too, when `with_submission`); usage and input errors
+// name them.
+void check_options(const GradeOptions& options, bool with_submission = true);
+
+// The source tree this scalelab was built from (what --package copies).
+[[nodiscard]] std::string built_source_dir();
+
 // Grades one submission. `progress` receives one line per phase (building, each run).
 [[nodiscard]] GradeReport grade_submission(const GradeOptions& options,
                                            const std::function<void(const std::string&)>& progress = {});
