@@ -185,7 +185,7 @@ RunOutcome run_limited(const std::vector<std::string>& argv, const std::string& 
   const pid_t pid = ::fork();
   if (pid < 0) throw_runtime(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    // The child: only async-signal-safe work from here on, apart from the namespace set-up.
+    // The child. The grader has no other threads, so allocating here is safe until the limit.
     ::close(status_pipe[0]);
     ::setsid();
     const int devnull = ::open("/dev/null", O_RDONLY);
@@ -201,14 +201,21 @@ RunOutcome run_limited(const std::vector<std::string>& argv, const std::string& 
       const std::string why = isolate_network();
       note = why.empty() ? "net-ok" : "net-no:" + why;
     }
+    // Everything said after the memory limit is composed before it: a process under a small
+    // RLIMIT_AS (or a sanitizer's allocator) may not get more memory.
+    const std::string said = note + "\n", said_no_limit = note + "\nmem-no\n";
+    const std::string cannot_start = "cannot start " + argv[0] + ": ";
+    bool limited = true;
     if (limits.memory_mib > 0) {
       const rlim_t bytes = static_cast<rlim_t>(limits.memory_mib) * 1024 * 1024;
       const rlimit lim{bytes, bytes};
-      if (::setrlimit(RLIMIT_AS, &lim) != 0) note += "\nmem-no";
+      limited = ::setrlimit(RLIMIT_AS, &lim) == 0;
     }
-    write_all(status_pipe[1], note + "\n");
+    write_all(status_pipe[1], limited ? said : said_no_limit);
     ::execvpe(cargv[0], cargv.data(), cenv.data());
-    write_all(2, "cannot start " + argv[0] + ": " + std::strerror(errno) + "\n");
+    const char* why = std::strerror(errno);
+    write_all(2, cannot_start);
+    if (::write(2, why, std::strlen(why)) < 0 || ::write(2, "\n", 1) < 0) ::_exit(127);
     ::_exit(127);
   }
   ::close(out);
