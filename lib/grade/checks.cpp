@@ -271,8 +271,13 @@ std::vector<TestResult> score_runs(const BuildResult& build, const std::vector<R
                                 (tr.ended(r) ? "" : " (it did not finish: " + run.outcome.ending() + ")")};
               }
               if (f != zero) {
-                return {"rank 0 " + zero + ", rank " + std::to_string(r) + " " + f,
-                        "parameters differ across ranks " + label + (std::string(when) == "first_step" ? " (no broadcast from rank 0?)" : "")};
+                // Equal after a broadcast but apart after the first step: the gradients were not averaged.
+                const bool broadcast = !fingerprint(tr, 0, "broadcast", true).empty() &&
+                                       fingerprint(tr, r, "broadcast", true) == fingerprint(tr, 0, "broadcast", true);
+                const std::string why = std::string(when) != "first_step" ? ""
+                                        : broadcast ? " (equal after the broadcast: gradients not averaged, no DistributedOptimizer?)"
+                                                    : " (no broadcast from rank 0)";
+                return {"rank 0 " + zero + ", rank " + std::to_string(r) + " " + f, "parameters differ across ranks " + label + why};
               }
             }
           }

@@ -27,7 +27,7 @@ using nlohmann::json;
 
 struct Faults {
   bool no_shard = false, no_broadcast = false, no_scale = false, no_warmup = false, all_write = false, no_metrics = false,
-       swapped_order = false, hang = false;
+       swapped_order = false, hang = false, no_averaging = false;
 };
 
 // The trace of a tiny program at n ranks: 12 training samples, 2 per rank and step, 4 test samples.
@@ -61,7 +61,8 @@ std::string fake_trace(int n, const Faults& f) {
       collective("allreduce", "scalelab::DistributedOptimizer::step");
       const double lr = f.no_warmup || steps == 1 ? peak : peak / n * (1 + (n - 1) * double(s) / (steps - 1));
       line({{"event", "step"}, {"step", s + 1}, {"lr", lr}});
-      if (s == 0) line({{"event", "parameters"}, {"when", "first_step"}, {"fingerprint", fp}});
+      const std::string stepped = f.no_averaging ? "00000000000000b" + std::to_string(r) : fp;
+      if (s == 0) line({{"event", "parameters"}, {"when", "first_step"}, {"fingerprint", stepped}});
     }
     json test = json::array();
     for (int i = r; i < 4; i += n) test.push_back(i);
@@ -76,7 +77,7 @@ std::string fake_trace(int n, const Faults& f) {
                   : json{{"event", "enter"}, {"op", "allgather"}, {"call", "scalelab::parameters_agree"}});
       continue;
     }
-    line({{"event", "parameters"}, {"when", "final"}, {"fingerprint", fp}});
+    line({{"event", "parameters"}, {"when", "final"}, {"fingerprint", f.no_averaging ? "00000000000000c" + std::to_string(r) : fp}});
     line({{"event", "end"}});
   }
   return text;
@@ -148,8 +149,21 @@ TEST(GradeChecks, EachFaultLosesItsOwnTest) {
   EXPECT_EQ(failing({.all_write = true}), S{"Only rank"});
   EXPECT_EQ(failing({.no_metrics = true}), (S{"Metrics averaged", "Reaches test"}));
   EXPECT_EQ(failing({.swapped_order = true}), S{"No deadlock:"});
+  EXPECT_EQ(failing({.no_averaging = true}), S{"Parameters identical"});
   EXPECT_EQ(failing({.hang = true}), (S{"No deadlock:", "Reaches test", "Parameters identical"}));
   EXPECT_EQ(failing({}, {.violations = {"the program wrote results.json"}}), S{"Integrity: the"});
+}
+
+TEST(GradeChecks, ParametersApartTellAMissingBroadcastFromMissingAveraging) {
+  BuildResult build{.ok = true, .seconds = 1, .seen = ""};
+  auto seen = [&](const Faults& f) {
+    for (const auto& t : score_runs(build, {fake_run(1, {}), fake_run(2, f)}, {.target = 0.8, .ranks = {1, 2}}, {})) {
+      if (t.name.rfind("Parameters", 0) == 0) return t.seen;
+    }
+    return std::string();
+  };
+  EXPECT_NE(seen({.no_broadcast = true}).find("(no broadcast from rank 0)"), std::string::npos) << seen({.no_broadcast = true});
+  EXPECT_NE(seen({.no_averaging = true}).find("gradients not averaged"), std::string::npos) << seen({.no_averaging = true});
 }
 
 TEST(GradeChecks, TheLearningRateTestsTellScalingFromWarmup) {
