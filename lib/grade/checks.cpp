@@ -26,17 +26,22 @@ std::string fmt(const char* f, double x) {
 }
 
 // The lines of a run's output that say why it failed: the program's "error:" lines and mpirun's
-// "process rank R ... exited on signal" line when there are any, else its last `n` lines that are
-// not mpirun's banner.
+// "process rank R ... exited on signal" line when there are any, else its last `n` lines outside
+// mpirun's banners (the blocks between lines of dashes).
 std::string last_lines(const std::string& text, int n) {
   std::vector<std::string> lines, telling;
   std::istringstream in(text);
+  bool banner = false;
   for (std::string l; std::getline(in, l);) {
     const std::size_t b = l.find_first_not_of(' ');
-    if (b == std::string::npos || l.compare(b, 3, "---") == 0) continue;
+    if (b == std::string::npos) continue;
+    if (l.compare(b, 3, "---") == 0) {
+      banner = !banner;
+      continue;
+    }
     l = l.substr(b);
     if (l.rfind("error:", 0) == 0 || l.find("exited on signal") != std::string::npos) telling.push_back(l);
-    lines.push_back(l);
+    if (!banner) lines.push_back(l);
   }
   if (!telling.empty()) lines = telling;
   std::string out;
