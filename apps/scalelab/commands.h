@@ -28,6 +28,7 @@ int cmd_timeline(const Args& args);   // where a step's time went, from a Chrome
 int cmd_slurm(const Args& args);      // an sbatch script for a scalelab command on a cluster (lib/cluster)
 // Whether `name` is one of scalelab's subcommands (main.cpp's table).
 [[nodiscard]] bool is_scalelab_command(std::string_view name);
+int cmd_grade(const Args& args);      // the assessment's autograder: Gradescope's results.json (lib/grade)
 int cmd_monitor(const Args& args);    // GPU sampling to nvidia-smi-shaped CSV through NVML, NVLink traffic
 
 }  // namespace scalelab::cli

@@ -91,13 +91,21 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
 
 // Commands whose options set a parameter under another flag than the table's: converge sets a
 // step's batch with --micro-batch and its backward passes with --scale (through the emulated
-// workers), and has no --batch-size.
+// workers), and has no --batch-size. grade names its own options.
 struct CommandFlag {
   std::string_view command, parameter, flag;
 };
 constexpr CommandFlag kCommandFlags[] = {
     {"converge", "backward_passes_per_step", "--scale"},
     {"converge", "batch_size", "--micro-batch/--base-batch"},
+    // grade's options (lib/grade/grader.h's GradeOptions).
+    {"grade", "batch", "--batch"},
+    {"grade", "memory_limit", "--memory-limit"},
+    {"grade", "prefix", "--prefix"},
+    {"grade", "ranks", "--ranks"},
+    {"grade", "submission", "SUBMISSION_DIR"},
+    {"grade", "target", "--target"},
+    {"grade", "time_limit", "--time-limit"},
 };
 
 }  // namespace

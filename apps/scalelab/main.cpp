@@ -42,6 +42,7 @@ constexpr Command kCommands[] = {
     {"bandwidth", scalelab::cli::cmd_bandwidth, "GPU copy bandwidth against size: host-device pinned and pageable, device (bandwidthTest)"},
     {"timeline", scalelab::cli::cmd_timeline, "where a step's time went, per rank, from a train or simulate timeline"},
     {"slurm", scalelab::cli::cmd_slurm, "an sbatch script for a scalelab command on Puhti, Mahti, LUMI-G, a DGX cluster or any Slurm"},
+    {"grade", scalelab::cli::cmd_grade, "grade a submission of the assessment: build, run at 1-3 ranks under limits, Gradescope's results.json"},
     {"monitor", scalelab::cli::cmd_monitor, "sample GPU utilization and memory to CSV (nvidia-smi -l style, NVML), NVLink traffic"},
 };
 

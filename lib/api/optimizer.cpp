@@ -67,6 +67,7 @@ DistributedOptimizer::~DistributedOptimizer() = default;
 bool DistributedOptimizer::step(float lr) {
   if (++passes_ < passes_per_step_) return false;
   passes_ = 0;
+  api::trace_enter("allreduce", "scalelab::DistributedOptimizer::step");
   api::translated([&] { averager_->average(optimizer_.model().impl().parameters().grads()); });
   if (api::tracing()) {
     const nn::StepPlan& plan = averager_->plan();

@@ -84,6 +84,7 @@ int local_size() { return api::communicator("scalelab::local_size").local_size()
 
 void barrier() {
   comm::Communicator& c = api::communicator("scalelab::barrier");
+  api::trace_enter("barrier", "scalelab::barrier");
   api::translated([&] { c.barrier(); });
   if (api::tracing()) api::trace("collective", {{"op", "barrier"}, {"call", "scalelab::barrier"}, {"bytes", 0}});
 }
@@ -91,6 +92,7 @@ void barrier() {
 std::vector<double> sum_over_ranks(const std::vector<double>& values) {
   comm::Communicator& c = api::communicator("scalelab::sum_over_ranks");
   std::vector<double> out(values);
+  api::trace_enter("allreduce", "scalelab::sum_over_ranks");
   api::translated([&] {
     comm::require_same(c, static_cast<std::uint64_t>(values.size()), "values",
                        "(the number of values summed) differs across ranks");
@@ -106,6 +108,7 @@ std::vector<double> sum_over_ranks(const std::vector<double>& values) {
 double sum_over_ranks(double value) {
   comm::Communicator& c = api::communicator("scalelab::sum_over_ranks");
   const double mine = value;
+  api::trace_enter("allreduce", "scalelab::sum_over_ranks");
   api::translated([&] { c.allreduce(&value, &value, 1, comm::DataType::f64, comm::ReduceOp::sum); });
   if (api::tracing()) {
     api::trace("collective", {{"op", "allreduce"}, {"call", "scalelab::sum_over_ranks"}, {"bytes", sizeof(double)},
@@ -117,6 +120,7 @@ double sum_over_ranks(double value) {
 double average_over_ranks(double value) {
   comm::Communicator& c = api::communicator("scalelab::average_over_ranks");
   const double mine = value;
+  api::trace_enter("allreduce", "scalelab::average_over_ranks");
   api::translated([&] { c.allreduce(&value, &value, 1, comm::DataType::f64, comm::ReduceOp::sum); });
   value /= c.size();
   if (api::tracing()) {
@@ -131,6 +135,7 @@ void broadcast_from_rank0(Model& model, Optimizer& optimizer) {
   if (&optimizer.model() != &model) {
     throw ApiError("scalelab::broadcast_from_rank0: the optimizer belongs to another model: pass the model it was built for", 2);
   }
+  api::trace_enter("broadcast", "scalelab::broadcast_from_rank0");
   api::translated([&] {
     nn::ParameterSet& params = model.impl().parameters();
     train::require_same_model(c, params);
@@ -148,6 +153,7 @@ bool parameters_agree(const Model& model) {
   comm::Communicator& c = api::communicator("scalelab::parameters_agree");
   const std::uint64_t mine = model.fingerprint();
   std::vector<std::uint64_t> all(static_cast<std::size_t>(c.size()));
+  api::trace_enter("allgather", "scalelab::parameters_agree");
   api::translated([&] { c.host_allgather(&mine, all.data(), sizeof mine); });
   bool agree = true;
   for (std::uint64_t f : all) agree = agree && f == all[0];

@@ -129,4 +129,8 @@ void trace(const char* event, nlohmann::ordered_json fields) {
   write_line(s, text);
 }
 
+void trace_enter(const char* op, const char* call) {
+  if (tracing()) trace("enter", {{"op", op}, {"call", call}});
+}
+
 }  // namespace scalelab::api

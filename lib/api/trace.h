@@ -30,5 +30,8 @@ void close_trace();
 // A parameter fingerprint as the trace writes it: 16 hexadecimal digits.
 [[nodiscard]] std::string fingerprint_text(std::uint64_t fingerprint);
 void trace(const char* event, nlohmann::ordered_json fields = nlohmann::ordered_json::object());
+// Writes the "enter" event before a collective call blocks: {"event": "enter", "op": op, "call":
+// call}. A rank whose last line is an "enter" was waiting in that collective when it stopped.
+void trace_enter(const char* op, const char* call);
 
 }  // namespace scalelab::api

@@ -54,41 +54,49 @@ TEST(ApiTraceMpi, RecordsWhatTheProgramDid) {
     EXPECT_EQ(e["rank"], scalelab::rank());
     events.push_back(e["event"]);
   }
-  std::vector<std::string> expected = {"sampler", "epoch", "collective", "parameters",
-                                       "samples", "collective", "step", "parameters",
-                                       "samples", "collective", "step", "collective"};
+  std::vector<std::string> expected = {"sampler", "epoch",   "enter", "collective", "parameters",
+                                       "samples", "enter",   "collective", "step",   "parameters",
+                                       "samples", "enter",   "collective", "step",   "enter", "collective"};
   if (scalelab::rank() == 0) expected.push_back("file");
   ASSERT_EQ(events, expected);
   EXPECT_EQ(t[0]["world_size"], scalelab::size());
   EXPECT_EQ(t[0]["shard"], scalelab::rank());
   EXPECT_EQ(t[1]["epoch"], 1);
-  EXPECT_EQ(t[2]["op"], "broadcast");
-  EXPECT_EQ(t[3]["when"], "broadcast");
+  EXPECT_EQ(t[3]["op"], "broadcast");
+  EXPECT_EQ(t[4]["when"], "broadcast");
   const auto first = sampler.batch_indices(0, 16);
-  EXPECT_EQ(t[4]["indices"].get<std::vector<std::size_t>>(), std::vector<std::size_t>(first.begin(), first.end()));
-  EXPECT_EQ(t[5]["op"], "allreduce");
-  EXPECT_EQ(t[5]["call"], "scalelab::DistributedOptimizer::step");
-  EXPECT_EQ(t[5]["wire"], "float16");
-  EXPECT_EQ(t[5]["bytes"].get<std::size_t>() % 2, 0u);
-  EXPECT_GE(t[5]["bytes"].get<std::size_t>(), model.parameter_count() * 2);
-  EXPECT_EQ(t[6]["lr"], 0.25);
-  EXPECT_EQ(t[6]["step"], 1);
-  EXPECT_EQ(t[7]["when"], "first_step");
-  EXPECT_EQ(t[10]["lr"], 0.5);
-  EXPECT_EQ(t[11]["call"], "scalelab::average_over_ranks");
-  EXPECT_EQ(t[11]["values"][0], scalelab::rank());
-  EXPECT_EQ(t[11]["results"][0], avg);
+  EXPECT_EQ(t[5]["indices"].get<std::vector<std::size_t>>(), std::vector<std::size_t>(first.begin(), first.end()));
+  EXPECT_EQ(t[7]["op"], "allreduce");
+  EXPECT_EQ(t[7]["call"], "scalelab::DistributedOptimizer::step");
+  EXPECT_EQ(t[7]["wire"], "float16");
+  EXPECT_EQ(t[7]["bytes"].get<std::size_t>() % 2, 0u);
+  EXPECT_GE(t[7]["bytes"].get<std::size_t>(), model.parameter_count() * 2);
+  EXPECT_EQ(t[8]["lr"], 0.25);
+  EXPECT_EQ(t[8]["step"], 1);
+  EXPECT_EQ(t[9]["when"], "first_step");
+  EXPECT_EQ(t[13]["lr"], 0.5);
+  EXPECT_EQ(t[15]["call"], "scalelab::average_over_ranks");
+  EXPECT_EQ(t[15]["values"][0], scalelab::rank());
+  EXPECT_EQ(t[15]["results"][0], avg);
   if (scalelab::rank() == 0) {
-    EXPECT_EQ(t[12]["path"], ckpt);
-    EXPECT_EQ(t[12]["kind"], "checkpoint");
+    EXPECT_EQ(t[16]["path"], ckpt);
+    EXPECT_EQ(t[16]["kind"], "checkpoint");
     std::filesystem::remove(ckpt);
+  }
+  // Each collective is announced by an "enter" line naming the same call, written before it blocks.
+  for (std::size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i]["event"] == "enter") {
+      EXPECT_EQ(t[i + 1]["event"], "collective");
+      EXPECT_EQ(t[i]["call"], t[i + 1]["call"]);
+      EXPECT_EQ(t[i]["op"], t[i + 1]["op"]);
+    }
   }
   // The fingerprints after the broadcast and after the first step agree across ranks.
   const std::vector<double> f = scalelab::sum_over_ranks(
-      {static_cast<double>(std::stoull(t[3]["fingerprint"].get<std::string>(), nullptr, 16) % 1000003),
-       static_cast<double>(std::stoull(t[7]["fingerprint"].get<std::string>(), nullptr, 16) % 1000003)});
-  EXPECT_EQ(f[0], scalelab::size() * static_cast<double>(std::stoull(t[3]["fingerprint"].get<std::string>(), nullptr, 16) % 1000003));
-  EXPECT_EQ(f[1], scalelab::size() * static_cast<double>(std::stoull(t[7]["fingerprint"].get<std::string>(), nullptr, 16) % 1000003));
+      {static_cast<double>(std::stoull(t[4]["fingerprint"].get<std::string>(), nullptr, 16) % 1000003),
+       static_cast<double>(std::stoull(t[9]["fingerprint"].get<std::string>(), nullptr, 16) % 1000003)});
+  EXPECT_EQ(f[0], scalelab::size() * static_cast<double>(std::stoull(t[4]["fingerprint"].get<std::string>(), nullptr, 16) % 1000003));
+  EXPECT_EQ(f[1], scalelab::size() * static_cast<double>(std::stoull(t[9]["fingerprint"].get<std::string>(), nullptr, 16) % 1000003));
   // seq counts this rank's lines from 0 without a gap.
   for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i]["seq"], i);
 }
