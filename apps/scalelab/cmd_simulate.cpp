@@ -19,6 +19,7 @@
 #include "core/trace.h"
 #include "model/profile.h"
 #include "report/chart.h"
+#include "report/table.h"
 #include "sim/scaling.h"
 #include "topo/catalog.h"
 #include "train_options.h"
@@ -225,12 +226,13 @@ void write_timeline(const std::string& path, const sim::ScalingResult& r) {
 void write_charts(const std::string& base, const sim::ScalingResult& r, const std::string& machine) {
   std::vector<double> tics;
   report::Chart eff;
-  eff.title = r.workload.name + " on " + machine + ": scaling efficiency (predicted)";
+  const sim::ScalingRow& last = r.rows.back();
+  eff.title = r.workload.name + " on " + machine + ": predicted scaling efficiency " +
+              report::fixed(100.0 * last.scaling_efficiency, 1) + "% at " + std::to_string(last.devices) + " GPUs";
   eff.x_label = "GPUs";
   eff.y_label = "scaling efficiency (%)";
   eff.log_x = true;
   eff.y_from_zero = true;
-  eff.key = "bottom left";
   report::Series e{"predicted", {}};
   for (const sim::ScalingRow& row : r.rows) {
     e.points.emplace_back(row.devices, 100.0 * row.scaling_efficiency);
@@ -246,7 +248,6 @@ void write_charts(const std::string& base, const sim::ScalingResult& r, const st
   parts.y_label = "ms per step (cumulative)";
   parts.log_x = true;
   parts.y_from_zero = true;
-  parts.key = "bottom right";
   report::Series compute{"compute", {}}, comm{"+ exposed allreduce", {}}, opt{"+ optimizer", {}}, wait{"+ input wait", {}};
   for (const sim::ScalingRow& row : r.rows) {
     const sim::StepParts& p = row.step.parts;
