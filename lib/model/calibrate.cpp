@@ -95,8 +95,17 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
   p.l2_bytes = cache_bytes(2, sysconf(_SC_LEVEL2_CACHE_SIZE), 1024.0 * 1024);
   const int peer = 1 - comm.rank();
   const std::size_t max_bytes = o.quick ? (4u << 20) : (64u << 20);
-  // Cold runs walk through a region of 4x the last-level cache (at least the largest size).
-  const std::size_t pool = std::max<std::size_t>(max_bytes, static_cast<std::size_t>(4 * p.llc_bytes));
+  // Cold runs walk through a region of 4x the last-level cache (at least the largest size), at
+  // most 1 GiB: a virtual machine may report its host's whole L3 (480 MiB on one build machine),
+  // and three regions of 4x that would take 5.8 GB per rank and many seconds to touch.
+  constexpr double kMaxPool = 1024.0 * 1024 * 1024;
+  const std::size_t pool = std::max<std::size_t>(max_bytes, static_cast<std::size_t>(std::min(4 * p.llc_bytes, kMaxPool)));
+  {
+    char line[160];
+    std::snprintf(line, sizeof line, "preparing 3 buffers of %zu MiB per rank (last-level cache %.0f MiB)", pool >> 20,
+                  p.llc_bytes / (1 << 20));
+    say(line);
+  }
   Region a(pool), b(pool), out(pool);
 
   std::vector<std::size_t> sizes;

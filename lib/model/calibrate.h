@@ -5,7 +5,8 @@
 //     each with buffers reused ("hot") and walking through a region larger than the last-level
 //     cache ("cold");
 //   - how cold a working set is: a 256 KiB exchange walking through W bytes per rank, for W from
-//     512 KiB to 4x the last-level cache (which part of the caches the two ranks really get);
+//     512 KiB to 4x the last-level cache, at most 1 GiB (which part of the caches the two ranks
+//     really get);
 //   - first touch of fresh pages, and the allocator: from which size a malloc'ed temporary
 //     comes back as fresh pages every time (glibc's mmap threshold), and what that costs per byte.
 // The result is a model::Profile (model/profile.h).
