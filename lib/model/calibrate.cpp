@@ -169,6 +169,11 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
           comm.sendrecv(a.at(off), piece, peer, a.at(w / 2 + off), piece, peer, 0x5ca2);
         });
         best[j] = pass == 0 ? t : std::min(best[j], t);
+        // A line per measurement: a full sweep takes tens of seconds on a busy machine.
+        char line[120];
+        std::snprintf(line, sizeof line, "working set %8zu KiB per rank, pass %d of 2: %8.2f us", w >> 10, pass + 1,
+                      t * 1e6);
+        say(line);
       }
     }
     for (std::size_t j = 0; j < sets.size(); ++j) {
