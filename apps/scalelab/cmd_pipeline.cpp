@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "core/cpu_share.h"
 #include "core/results.h"
 #include "data/pipeline.h"
 #include "topo/link.h"
@@ -110,6 +111,8 @@ int cmd_pipeline(const Args& args) {
   doc["batch"] = (*vm)["batch"].as<int>();
   doc["cold"] = (*vm)["cold"].as<bool>();
   doc["rows"] = nlohmann::json::array();
+  // The machine's load while it measured (the workers' own run-queue waits end with their threads).
+  const CpuShareMeter meter;
   for (const int w : workers) {
     for (const data::Augment a : augments) {
       for (const data::JpegIdct d : idcts) {
@@ -146,6 +149,10 @@ int cmd_pipeline(const Args& args) {
       }
     }
   }
+  const RankLoad load = meter.stop(*std::max_element(workers.begin(), workers.end()));
+  doc["load_average_start"] = load.load_average_start;
+  doc["load_average_end"] = load.load_average_end;
+  std::printf("(load average %.2f at the start, %.2f at the end)\n", load.load_average_start, load.load_average_end);
   double best = 0;
   for (const auto& r : doc["rows"]) best = std::max(best, r["decoded_MBps"].get<double>());
   std::printf("\nthe fastest configuration produces %.1f MB/s of float32 tensors; host to device, a copy reaches:\n", best);
