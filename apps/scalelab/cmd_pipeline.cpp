@@ -4,26 +4,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <sstream>
 
 #include "commands.h"
 #include "core/cpu_share.h"
 #include "core/results.h"
+#include "core/text.h"
 #include "data/pipeline.h"
 #include "topo/link.h"
 
 namespace scalelab::cli {
-namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) out.push_back(item);
-  return out;
-}
-
-}  // namespace
 
 int cmd_pipeline(const Args& args) {
   po::options_description opts("scalelab pipeline options");
@@ -31,7 +20,8 @@ int cmd_pipeline(const Args& args) {
       "workers", po::value<std::string>()->default_value("1,2"), "worker thread counts to measure, e.g. 1,2")(
       "augment", po::value<std::string>()->default_value("simple,complex"), "simple and/or complex")(
       "decode", po::value<std::string>()->default_value("accurate,fast"), "accurate and/or fast IDCT")(
-      "batch", po::value<int>()->default_value(64), "samples per batch")(
+      "batch-size", po::value<int>()->default_value(64), "samples per batch")(
+      "prefetch", po::value<int>()->default_value(0), "batches prepared ahead of the consumer (0: 2 per worker)")(
       "images", po::value<std::size_t>()->default_value(1024), "images per configuration (the set is cycled)")(
       "crop", po::value<int>()->default_value(0), "output width and height (0: 7/8 of the set's image size)")(
       "seed", po::value<std::uint64_t>()->default_value(42), "augmentation seed")(
@@ -40,7 +30,7 @@ int cmd_pipeline(const Args& args) {
       "json", po::value<std::string>(), "write the rows as JSON (schema scalelab.pipeline)");
   const auto vm = parse(args,
                         "scalelab pipeline --dataset jpeg:DIR [--workers 1,2] [--augment simple,complex]\n"
-                        "                  [--decode accurate,fast] [--batch N] [--images N] [--cold] [--json FILE]\n\n"
+                        "                  [--decode accurate,fast] [--batch-size N] [--images N] [--cold] [--json FILE]\n\n"
                         "Runs the JPEG input pipeline alone (read, decode, augment, batch into NCHW float32) for every\n"
                         "combination of the lists and prints images/s, the seconds each stage took (summed over the\n"
                         "workers) and the decoded tensors' MB/s beside what PCIe Gen3/4/5 x16 carries host to device.\n\n"
@@ -82,7 +72,7 @@ int cmd_pipeline(const Args& args) {
   if (workers.empty() || augments.empty() || idcts.empty()) usage_error(args, "--workers, --augment and --decode each need at least one value");
   const std::string on_bad = (*vm)["on-bad-sample"].as<std::string>();
   if (on_bad != "stop" && on_bad != "skip") usage_error(args, "--on-bad-sample " + on_bad + ": give stop or skip");
-  if ((*vm)["batch"].as<int>() < 1) usage_error(args, "--batch " + std::to_string((*vm)["batch"].as<int>()) + ": a batch needs at least one sample");
+  if ((*vm)["batch-size"].as<int>() < 1) usage_error(args, "--batch-size " + std::to_string((*vm)["batch-size"].as<int>()) + ": a batch needs at least one sample");
   const std::size_t images = (*vm)["images"].as<std::size_t>();
   if (images == 0) usage_error(args, "--images 0: give at least one image per configuration");
 
@@ -102,13 +92,13 @@ int cmd_pipeline(const Args& args) {
   }
 
   std::printf("# scalelab pipeline: %s, %zu images of %ux%ux%u, %zu per configuration, batch %d\n", set.dir().c_str(),
-              set.size(), set.index().width, set.index().height, set.index().channels, images, (*vm)["batch"].as<int>());
+              set.size(), set.index().width, set.index().height, set.index().channels, images, (*vm)["batch-size"].as<int>());
   std::printf("%7s %8s %8s %10s %9s %9s %9s %9s %9s %8s\n", "workers", "augment", "decode", "images/s", "read_s",
               "decode_s", "augment_s", "batch_s", "MB/s", "skipped");
   nlohmann::json doc = make_envelope("pipeline", 1, args.full);
   doc["dataset"] = set.dir();
   doc["images"] = images;
-  doc["batch"] = (*vm)["batch"].as<int>();
+  doc["batch_size"] = (*vm)["batch-size"].as<int>();
   doc["cold"] = (*vm)["cold"].as<bool>();
   doc["rows"] = nlohmann::json::array();
   // The machine's load while it measured (the workers' own run-queue waits end with their threads).
@@ -120,10 +110,11 @@ int cmd_pipeline(const Args& args) {
         o.workers = w;
         o.augment = a;
         o.idct = d;
-        o.batch = (*vm)["batch"].as<int>();
+        o.batch = (*vm)["batch-size"].as<int>();
         o.crop = (*vm)["crop"].as<int>();
         o.seed = (*vm)["seed"].as<std::uint64_t>();
         o.cold = (*vm)["cold"].as<bool>();
+        o.prefetch = (*vm)["prefetch"].as<int>();
         o.on_bad = on_bad == "skip" ? data::BadSamples::skip : data::BadSamples::stop;
         const auto t0 = std::chrono::steady_clock::now();
         data::Pipeline pipe(set, stream, o);

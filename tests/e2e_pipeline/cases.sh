@@ -37,7 +37,7 @@ case $CASE in
     [ "$(json fm/manifest.json 'd["count"], d["width"], d["channels"], d["classes"]')" = "40 96 3 10" ] || fail "manifest"
     [ "$(stat -c %s fm/index.bin)" = $((32 + 40 * 16)) ] || fail "index.bin's size"
     "$SCALELAB" pipeline --dataset jpeg:fm --workers 1,2 --augment simple,complex --decode accurate,fast \
-      --batch 8 --images 60 --json p.json | tee pipe.txt || fail "pipeline"
+      --batch-size 8 --images 60 --json p.json | tee pipe.txt || fail "pipeline"
     grep -q "PCIe Gen4 x16" pipe.txt || fail "no PCIe line"
     [ "$(json p.json 'd["schema"], len(d["rows"])')" = "scalelab.pipeline 8" ] || fail "schema or rows"
     [ "$(json p.json 'sorted({(r["workers"], r["augment"], r["decode"]) for r in d["rows"]}) == sorted({(w, a, c) for w in (1, 2) for a in ("simple", "complex") for c in ("accurate", "fast")})')" = True ] || fail "configurations"
@@ -60,7 +60,8 @@ case $CASE in
     expect_error 2 "\-\-augment fancy: 'fancy' is not simple or complex" -- "$SCALELAB" pipeline --dataset jpeg:set --augment fancy
     expect_error 2 "\-\-decode slow: 'slow' is not accurate or fast" -- "$SCALELAB" pipeline --dataset jpeg:set --decode slow
     expect_error 2 "\-\-on-bad-sample maybe: give stop or skip" -- "$SCALELAB" pipeline --dataset jpeg:set --on-bad-sample maybe
-    expect_error 2 "\-\-batch 0" -- "$SCALELAB" pipeline --dataset jpeg:set --batch 0
+    expect_error 2 "\-\-batch-size 0" -- "$SCALELAB" pipeline --dataset jpeg:set --batch-size 0
+    expect_error 2 "\-\-prefetch -1" -- "$SCALELAB" pipeline --dataset jpeg:set --prefetch -1
     expect_error 2 "\-\-crop 65: the crop must fit the data set's 64x64 images" -- "$SCALELAB" pipeline --dataset jpeg:set --crop 65
     expect_error 2 "give --out DIR" -- "$SCALELAB" data make-jpeg
     expect_error 2 "unknown action 'make-png'" -- "$SCALELAB" data make-png --out x
@@ -96,7 +97,7 @@ open("set/index.bin", "wb").write(idx)
 open("set/images.bin", "wb").write(img)
 PY
     }
-    run=("$SCALELAB" pipeline --dataset jpeg:set --workers 2 --batch 8 --images 64)
+    run=("$SCALELAB" pipeline --dataset jpeg:set --workers 2 --batch-size 8 --images 64)
     corrupt 9 wrong-size
     expect_error 2 "^error: --on-bad-sample stop: set/images.bin sample 9 (.*a 32x32 image in a set of 64x64 images; .*skip bad samples" -- "${run[@]}"
     corrupt 5 truncated
