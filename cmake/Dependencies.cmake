@@ -8,10 +8,10 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(GTest REQUIRED)
-find_package(PkgConfig)
-if(PkgConfig_FOUND)
-  pkg_check_modules(HWLOC IMPORTED_TARGET hwloc)
-endif()
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HWLOC IMPORTED_TARGET hwloc)
+# libjpeg-turbo's TurboJPEG API (Debian's libturbojpeg0-dev): the JPEG data sets and their loader.
+pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
 set(SCALELAB_HAVE_HWLOC ${HWLOC_FOUND})
 
 # --- CUDA and NCCL (optional) ---------------------------------------------

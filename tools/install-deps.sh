@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages scalelab builds and runs with, when any is missing.
 # Run as root or with sudo available. On other systems install the equivalents by hand:
 # a C++20 compiler (GCC >= 12), CMake >= 3.25, Open MPI, Eigen 3.4, Boost.Program_options,
-# nlohmann-json, fmt, zlib, hwloc, GoogleTest, OpenBLAS, gnuplot, and the Fashion-MNIST IDX files
+# nlohmann-json, fmt, zlib, libjpeg-turbo (TurboJPEG), hwloc, GoogleTest, OpenBLAS, gnuplot, and the Fashion-MNIST IDX files
 # (set SCALELAB_DATA_DIR to their folder). CUDA 12+ with NCCL is optional (GPU code). The fuzz
 # preset needs clang with its libFuzzer and sanitizer runtimes (libclang-rt-14-dev; Debian's clang
 # only recommends it) and llvm-symbolizer for readable reports (llvm). The Slurm test starts its own
@@ -11,7 +11,7 @@
 set -euo pipefail
 packages=(build-essential cmake pkg-config libopenmpi-dev openmpi-bin libeigen3-dev
           libboost-program-options-dev libgtest-dev libgmock-dev nlohmann-json3-dev libfmt-dev
-          zlib1g-dev libhwloc-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist
+          zlib1g-dev libturbojpeg0-dev libhwloc-dev libopenblas-dev gnuplot-nox dataset-fashion-mnist
           clang libclang-rt-14-dev llvm slurmctld slurmd slurm-client munge iproute2)
 missing=()
 for p in "${packages[@]}"; do

@@ -31,4 +31,7 @@ int cmd_slurm(const Args& args);      // an sbatch script for a scalelab command
 int cmd_grade(const Args& args);      // the assessment's autograder: Gradescope's results.json (lib/grade)
 int cmd_monitor(const Args& args);    // GPU sampling to nvidia-smi-shaped CSV through NVML, NVLink traffic
 
+int cmd_data(const Args& args);       // data sets: make-jpeg, a packed JPEG set from Fashion-MNIST (lib/data)
+int cmd_pipeline(const Args& args);   // the JPEG input pipeline alone: images/s per workers, augmentation, IDCT
+
 }  // namespace scalelab::cli

@@ -44,6 +44,8 @@ constexpr Command kCommands[] = {
     {"slurm", scalelab::cli::cmd_slurm, "an sbatch script for a scalelab command on Puhti, Mahti, LUMI-G, a DGX cluster or any Slurm"},
     {"grade", scalelab::cli::cmd_grade, "grade a submission of the assessment: build, run at 1-3 ranks under limits, Gradescope's results.json"},
     {"monitor", scalelab::cli::cmd_monitor, "sample GPU utilization and memory to CSV (nvidia-smi -l style, NVML), NVLink traffic"},
+    {"data", scalelab::cli::cmd_data, "make a packed JPEG data set from Fashion-MNIST (make-jpeg)"},
+    {"pipeline", scalelab::cli::cmd_pipeline, "the JPEG input pipeline alone: images/s per workers, augmentation and IDCT"},
 };
 
 }  // namespace

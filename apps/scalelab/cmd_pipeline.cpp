@@ -1,0 +1,160 @@
+// `scalelab pipeline`: the JPEG input pipeline alone (lib/data/pipeline.h), per configuration of
+// workers, augmentation and IDCT: images/s, the time per stage, and the decoded data rate beside
+// what a PCIe host-to-device link carries (lib/topo's link figures).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "commands.h"
+#include "core/cpu_share.h"
+#include "core/results.h"
+#include "core/text.h"
+#include "data/pipeline.h"
+#include "topo/link.h"
+
+namespace scalelab::cli {
+
+int cmd_pipeline(const Args& args) {
+  po::options_description opts("scalelab pipeline options");
+  opts.add_options()("dataset", po::value<std::string>(), "jpeg:DIR, a data set from `scalelab data make-jpeg`")(
+      "workers", po::value<std::string>()->default_value("1,2"), "worker thread counts to measure, e.g. 1,2")(
+      "augment", po::value<std::string>()->default_value("simple,complex"), "simple and/or complex")(
+      "decode", po::value<std::string>()->default_value("accurate,fast"), "accurate and/or fast IDCT")(
+      "batch-size", po::value<int>()->default_value(64), "samples per batch")(
+      "prefetch", po::value<int>()->default_value(0), "batches prepared ahead of the consumer (0: 2 per worker)")(
+      "images", po::value<std::size_t>()->default_value(1024), "images per configuration (the set is cycled)")(
+      "crop", po::value<int>()->default_value(0), "output width and height (0: 7/8 of the set's image size)")(
+      "seed", po::value<std::uint64_t>()->default_value(42), "augmentation seed")(
+      "cold", po::bool_switch(), "drop each JPEG from the page cache before reading it (posix_fadvise)")(
+      "on-bad-sample", po::value<std::string>()->default_value("stop"), "stop (one line, exit 2) or skip (count them)")(
+      "json", po::value<std::string>(), "write the rows as JSON (schema scalelab.pipeline)");
+  const auto vm = parse(args,
+                        "scalelab pipeline --dataset jpeg:DIR [--workers 1,2] [--augment simple,complex]\n"
+                        "                  [--decode accurate,fast] [--batch-size N] [--images N] [--cold] [--json FILE]\n\n"
+                        "Runs the JPEG input pipeline alone (read, decode, augment, batch into NCHW float32) for every\n"
+                        "combination of the lists and prints images/s, the seconds each stage took (summed over the\n"
+                        "workers) and the decoded tensors' MB/s beside what PCIe Gen3/4/5 x16 carries host to device.\n\n"
+                        "example:\n"
+                        "  scalelab data make-jpeg --limit 1000 --colour --out fm-jpeg\n"
+                        "  scalelab pipeline --dataset jpeg:fm-jpeg --workers 1,2 --json pipeline.json",
+                        opts);
+  if (!vm) return 0;
+  if (!vm->count("dataset")) usage_error(args, "give --dataset jpeg:DIR (make one with scalelab data make-jpeg)");
+  check_output_files(*vm, {"json"});
+  const std::string dataset = (*vm)["dataset"].as<std::string>();
+  if (dataset.rfind("jpeg:", 0) != 0 || dataset.size() == 5) {
+    usage_error(args, "--dataset " + dataset + ": give jpeg:DIR, a folder made by scalelab data make-jpeg");
+  }
+  std::vector<int> workers;
+  for (const std::string& w : split_list((*vm)["workers"].as<std::string>())) {
+    std::size_t used = 0;
+    int n = 0;
+    try {
+      n = std::stoi(w, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != w.size() || n < 1 || n > 256) usage_error(args, "--workers " + (*vm)["workers"].as<std::string>() + ": '" + w + "' is not a count 1..256");
+    workers.push_back(n);
+  }
+  std::vector<data::Augment> augments;
+  for (const std::string& a : split_list((*vm)["augment"].as<std::string>())) {
+    if (a == "simple") augments.push_back(data::Augment::simple);
+    else if (a == "complex") augments.push_back(data::Augment::complex);
+    else usage_error(args, "--augment " + (*vm)["augment"].as<std::string>() + ": '" + a + "' is not simple or complex");
+  }
+  std::vector<data::JpegIdct> idcts;
+  for (const std::string& d : split_list((*vm)["decode"].as<std::string>())) {
+    if (d == "accurate") idcts.push_back(data::JpegIdct::accurate);
+    else if (d == "fast") idcts.push_back(data::JpegIdct::fast);
+    else usage_error(args, "--decode " + (*vm)["decode"].as<std::string>() + ": '" + d + "' is not accurate or fast");
+  }
+  if (workers.empty() || augments.empty() || idcts.empty()) usage_error(args, "--workers, --augment and --decode each need at least one value");
+  const std::string on_bad = (*vm)["on-bad-sample"].as<std::string>();
+  if (on_bad != "stop" && on_bad != "skip") usage_error(args, "--on-bad-sample " + on_bad + ": give stop or skip");
+  if ((*vm)["batch-size"].as<int>() < 1) usage_error(args, "--batch-size " + std::to_string((*vm)["batch-size"].as<int>()) + ": a batch needs at least one sample");
+  const std::size_t images = (*vm)["images"].as<std::size_t>();
+  if (images == 0) usage_error(args, "--images 0: give at least one image per configuration");
+
+  const data::JpegDataset set(dataset.substr(5));
+  if (set.size() == 0) usage_error(args, "--dataset " + dataset + ": the data set holds no images");
+  std::vector<std::size_t> stream(images);
+  for (std::size_t p = 0; p < images; ++p) stream[p] = p % set.size();
+
+  // The host-to-device links the decoded data would cross: PCIe x16 copies, from lib/topo.
+  std::vector<std::pair<std::string, double>> links;
+  for (const char* gen : {"3", "4", "5"}) {
+    topo::LinkSpec spec;
+    spec.type = topo::LinkType::pcie;
+    spec.generation = gen;
+    spec.width = 16;
+    if (const auto f = topo::figures_of(spec)) links.emplace_back(topo::describe(spec), f->copy_GBps * 1e3);
+  }
+
+  std::printf("# scalelab pipeline: %s, %zu images of %ux%ux%u, %zu per configuration, batch %d\n", set.dir().c_str(),
+              set.size(), set.index().width, set.index().height, set.index().channels, images, (*vm)["batch-size"].as<int>());
+  std::printf("%7s %8s %8s %10s %9s %9s %9s %9s %9s %8s\n", "workers", "augment", "decode", "images/s", "read_s",
+              "decode_s", "augment_s", "batch_s", "MB/s", "skipped");
+  nlohmann::json doc = make_envelope("pipeline", 1, args.full);
+  doc["dataset"] = set.dir();
+  doc["images"] = images;
+  doc["batch_size"] = (*vm)["batch-size"].as<int>();
+  doc["cold"] = (*vm)["cold"].as<bool>();
+  doc["rows"] = nlohmann::json::array();
+  // The machine's load while it measured (the workers' own run-queue waits end with their threads).
+  const CpuShareMeter meter;
+  for (const int w : workers) {
+    for (const data::Augment a : augments) {
+      for (const data::JpegIdct d : idcts) {
+        data::PipelineOptions o;
+        o.workers = w;
+        o.augment = a;
+        o.idct = d;
+        o.batch = (*vm)["batch-size"].as<int>();
+        o.crop = (*vm)["crop"].as<int>();
+        o.seed = (*vm)["seed"].as<std::uint64_t>();
+        o.cold = (*vm)["cold"].as<bool>();
+        o.prefetch = (*vm)["prefetch"].as<int>();
+        o.on_bad = on_bad == "skip" ? data::BadSamples::skip : data::BadSamples::stop;
+        const auto t0 = std::chrono::steady_clock::now();
+        data::Pipeline pipe(set, stream, o);
+        data::Batch b;
+        std::size_t delivered = 0;
+        while (pipe.next(b)) delivered += static_cast<std::size_t>(b.count);
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const data::StageSeconds st = pipe.stage_seconds();
+        const double ips = static_cast<double>(delivered) / s;
+        const double mbps = ips * static_cast<double>(pipe.output_shape().elements() * sizeof(float)) / 1e6;
+        std::printf("%7d %8s %8s %10.1f %9.3f %9.3f %9.3f %9.3f %9.1f %8zu\n", w, data::name_of(a).c_str(),
+                    data::name_of(d).c_str(), ips, st.read, st.decode, st.augment, st.batch, mbps, pipe.skipped());
+        doc["rows"].push_back({{"workers", w},
+                               {"augment", data::name_of(a)},
+                               {"decode", data::name_of(d)},
+                               {"images", delivered},
+                               {"skipped", pipe.skipped()},
+                               {"seconds", s},
+                               {"images_per_s", ips},
+                               {"decoded_MBps", mbps},
+                               {"stage_seconds",
+                                {{"read", st.read}, {"decode", st.decode}, {"augment", st.augment}, {"batch", st.batch}}}});
+      }
+    }
+  }
+  const RankLoad load = meter.stop(*std::max_element(workers.begin(), workers.end()));
+  doc["load_average_start"] = load.load_average_start;
+  doc["load_average_end"] = load.load_average_end;
+  std::printf("(load average %.2f at the start, %.2f at the end)\n", load.load_average_start, load.load_average_end);
+  double best = 0;
+  for (const auto& r : doc["rows"]) best = std::max(best, r["decoded_MBps"].get<double>());
+  std::printf("\nthe fastest configuration produces %.1f MB/s of float32 tensors; host to device, a copy reaches:\n", best);
+  nlohmann::json link_rows = nlohmann::json::array();
+  for (const auto& [name, mbps] : links) {
+    std::printf("  %-16s %9.0f MB/s  (%.1f%% of it used)\n", name.c_str(), mbps, 100 * best / mbps);
+    link_rows.push_back({{"link", name}, {"copy_MBps", mbps}});
+  }
+  doc["host_to_device"] = link_rows;
+  if (vm->count("json")) write_json_file((*vm)["json"].as<std::string>(), doc);
+  return 0;
+}
+
+}  // namespace scalelab::cli

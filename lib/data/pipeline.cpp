@@ -1,0 +1,198 @@
+// The JPEG input pipeline's workers and bounded queue (see pipeline.h).
+#include "data/pipeline.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace scalelab::data {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// A bad sample's error: the file, the sample, what is wrong and the fix.
+[[noreturn]] void bad_sample(const JpegDataset& set, std::size_t i, const std::string& what) {
+  const JpegEntry& e = set.index().entries[i];
+  throw_parameter(ErrorKind::input, "on_bad_sample",
+                  "stop: " + set.images_path() + " sample " + std::to_string(i) + " (" + std::to_string(e.size) +
+                      " bytes at offset " + std::to_string(e.offset) + "): " + what +
+                      "; remake the data set with `scalelab data make-jpeg`, or skip bad samples");
+}
+
+struct BadSample {
+  std::string what;
+};
+
+}  // namespace
+
+std::string name_of(JpegIdct d) { return d == JpegIdct::accurate ? "accurate" : "fast"; }
+
+Pipeline::Pipeline(const JpegDataset& set, std::vector<std::size_t> stream, const PipelineOptions& options)
+    : set_(set), stream_(std::move(stream)), options_(options) {
+  const int side = static_cast<int>(std::min(set.index().width, set.index().height));
+  if (options_.crop == 0) options_.crop = std::max(1, side * 7 / 8);
+  if (options_.workers < 1 || options_.workers > 256) {
+    throw_parameter(ErrorKind::usage, "loader_workers", std::to_string(options_.workers) + ": give 1..256 worker threads");
+  }
+  if (options_.batch < 1) throw_parameter(ErrorKind::usage, "batch_size", std::to_string(options_.batch) + ": a batch needs at least one sample");
+  if (options_.crop < 1 || options_.crop > side) {
+    throw_parameter(ErrorKind::usage, "crop", std::to_string(options_.crop) + ": the crop must fit the data set's " +
+                                                  std::to_string(set.index().width) + "x" +
+                                                  std::to_string(set.index().height) + " images (1.." +
+                                                  std::to_string(side) + ")");
+  }
+  if (options_.prefetch < 0) throw_parameter(ErrorKind::usage, "prefetch", std::to_string(options_.prefetch) + ": give 0 (automatic) or more batches");
+  if (options_.prefetch == 0) options_.prefetch = 2 * options_.workers;
+  for (std::size_t i : stream_) {
+    if (i >= set.size()) throw_usage("pipeline stream: sample " + std::to_string(i) + " is past the data set's " + std::to_string(set.size()));
+  }
+  shape_ = {static_cast<int>(set.index().channels), options_.crop, options_.crop};
+  const auto b = static_cast<std::size_t>(options_.batch);
+  batches_ = (stream_.size() + b - 1) / b;
+  threads_.reserve(static_cast<std::size_t>(options_.workers));
+  for (int w = 0; w < options_.workers; ++w) threads_.emplace_back([this] { work(); });
+}
+
+Pipeline::~Pipeline() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  room_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void Pipeline::work() {
+  const int fd = ::open(set_.images_path().c_str(), O_RDONLY | O_CLOEXEC);
+  const int open_errno = errno;
+  Image decoded;
+  std::vector<std::uint8_t> bytes;
+  std::vector<float> sample(shape_.elements());
+  for (;;) {
+    std::size_t b = 0;
+    {
+      std::unique_lock lock(mutex_);
+      room_.wait(lock, [&] {
+        return stop_ || next_claim_ >= batches_ || next_claim_ < next_consume_ + static_cast<std::size_t>(options_.prefetch);
+      });
+      if (stop_ || next_claim_ >= batches_) break;
+      b = next_claim_++;
+    }
+    Slot slot;
+    StageSeconds t;
+    try {
+      if (fd < 0) throw_input(set_.images_path() + ": cannot be opened (" + std::strerror(open_errno) + ")");
+      produce(b, fd, decoded, bytes, sample, slot, t);
+    } catch (...) {
+      slot.error = std::current_exception();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      seconds_.read += t.read;
+      seconds_.decode += t.decode;
+      seconds_.augment += t.augment;
+      seconds_.batch += t.batch;
+      skipped_ += slot.batch.skipped.size();
+      done_.emplace(b, std::move(slot));
+    }
+    ready_.notify_all();
+  }
+  if (fd >= 0) ::close(fd);
+}
+
+void Pipeline::produce(std::size_t b, int fd, Image& decoded, std::vector<std::uint8_t>& bytes, std::vector<float>& sample,
+                       Slot& slot, StageSeconds& t) const {
+  const std::size_t first = b * static_cast<std::size_t>(options_.batch);
+  const std::size_t last = std::min(stream_.size(), first + static_cast<std::size_t>(options_.batch));
+  const JpegIndex& index = set_.index();
+  const int channels = static_cast<int>(index.channels);
+  Batch& out = slot.batch;
+  out.index = b;
+  out.images.resize((last - first) * shape_.elements());
+  out.labels.reserve(last - first);
+  for (std::size_t p = first; p < last; ++p) {
+    const std::size_t i = stream_[p];
+    const JpegEntry& e = index.entries[i];
+    try {
+      auto t0 = Clock::now();
+      bytes.resize(e.size);
+      const auto offset = static_cast<off_t>(e.offset);
+      if (options_.cold) ::posix_fadvise(fd, offset, static_cast<off_t>(e.size), POSIX_FADV_DONTNEED);
+      std::size_t got = 0;
+      while (got < e.size) {
+        const ssize_t n = ::pread(fd, bytes.data() + got, e.size - got, offset + static_cast<off_t>(got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw_runtime(set_.images_path() + ": reading sample " + std::to_string(i) + " failed (" + std::strerror(errno) + ")");
+        if (n == 0) throw BadSample{"images.bin ends inside it (truncated)"};
+        got += static_cast<std::size_t>(n);
+      }
+      t.read += since(t0);
+
+      t0 = Clock::now();
+      JpegInfo info;
+      try {
+        info = read_jpeg_header(bytes);
+      } catch (const JpegError& err) {
+        throw BadSample{err.what()};
+      }
+      if (info.width != static_cast<int>(index.width) || info.height != static_cast<int>(index.height)) {
+        throw BadSample{"a " + std::to_string(info.width) + "x" + std::to_string(info.height) + " image in a set of " +
+                        std::to_string(index.width) + "x" + std::to_string(index.height) + " images"};
+      }
+      const AugmentParams params = augment_params(options_.augment, options_.seed, p, info.width, info.height, options_.crop);
+      try {
+        decode_jpeg_into(bytes, channels, options_.idct, params.decode_scale, decoded);
+      } catch (const JpegError& err) {
+        throw BadSample{err.what()};
+      }
+      t.decode += since(t0);
+
+      t0 = Clock::now();
+      augment_into(params, decoded, sample.data());
+      t.augment += since(t0);
+
+      t0 = Clock::now();
+      std::copy(sample.begin(), sample.end(), out.images.begin() + static_cast<std::ptrdiff_t>(out.samples.size() * shape_.elements()));
+      out.labels.push_back(static_cast<std::int32_t>(e.label));
+      out.samples.push_back(i);
+      t.batch += since(t0);
+    } catch (const BadSample& bad) {
+      if (options_.on_bad == BadSamples::stop) bad_sample(set_, i, bad.what);
+      out.skipped.push_back(i);
+    }
+  }
+  out.count = static_cast<int>(out.samples.size());
+  out.images.resize(out.samples.size() * shape_.elements());
+}
+
+bool Pipeline::next(Batch& out) {
+  std::unique_lock lock(mutex_);
+  if (next_consume_ >= batches_) return false;
+  ready_.wait(lock, [&] { return done_.count(next_consume_) != 0; });
+  auto node = done_.extract(next_consume_);
+  ++next_consume_;
+  lock.unlock();
+  room_.notify_all();
+  if (node.mapped().error) std::rethrow_exception(node.mapped().error);
+  std::swap(out, node.mapped().batch);
+  return true;
+}
+
+StageSeconds Pipeline::stage_seconds() const {
+  std::lock_guard lock(mutex_);
+  return seconds_;
+}
+
+std::size_t Pipeline::skipped() const {
+  std::lock_guard lock(mutex_);
+  return skipped_;
+}
+
+}  // namespace scalelab::data

@@ -1,0 +1,112 @@
+#!/bin/bash
+# End-to-end cases for `scalelab data make-jpeg` and `scalelab pipeline`, run by CTest:
+#   cases.sh CASE SCALELAB FIXTURE_TOOL WORKDIR
+# Exit 77 (CTest's skip) with a one-line reason where Fashion-MNIST is not installed.
+set -u
+CASE=$1 SCALELAB=$2 FIXTURE=$3 WORK=$4/$1
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+# expect_error CODE PATTERN -- command...: exit CODE, and stderr is one line matching PATTERN.
+expect_error() {
+  local code=$1 pattern=$2; shift 3
+  "$@" > out.txt 2> err.txt
+  local rc=$?
+  cat out.txt err.txt
+  [ "$rc" = "$code" ] || fail "exit code $rc, expected $code: $*"
+  [ "$(wc -l < err.txt)" = 1 ] || fail "stderr is not one line: $*"
+  grep -q -- "$pattern" err.txt || fail "error line does not match '$pattern'"
+}
+
+json() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
+
+# A JPEG set from the IDX fixture (64 train samples of 28x28), upsampled to 64x64 in colour.
+fixture_set() {
+  "$FIXTURE" idx 64 16 > /dev/null || fail "fixture"
+  "$SCALELAB" data make-jpeg --from idx --size 64 --quality 85 --colour --out set || fail "make-jpeg from the fixture"
+}
+
+case $CASE in
+  make_and_measure)
+    fm=${SCALELAB_DATA_DIR:-/usr/share/datasets/fashion-mnist}
+    if ! ls "$fm"/train-images-idx3-ubyte* > /dev/null 2>&1; then
+      echo "skipped: Fashion-MNIST is not installed (install dataset-fashion-mnist or set SCALELAB_DATA_DIR)"; exit 77
+    fi
+    "$SCALELAB" data make-jpeg --from fashion-mnist --size 96 --quality 90 --colour --limit 40 --out fm | tee make.txt || fail "make-jpeg"
+    grep -q "wrote fm: 40 JPEGs of 96x96 (colour, quality 90)" make.txt || fail "make-jpeg's summary"
+    [ "$(json fm/manifest.json 'd["count"], d["width"], d["channels"], d["classes"]')" = "40 96 3 10" ] || fail "manifest"
+    [ "$(stat -c %s fm/index.bin)" = $((32 + 40 * 16)) ] || fail "index.bin's size"
+    "$SCALELAB" pipeline --dataset jpeg:fm --workers 1,2 --augment simple,complex --decode accurate,fast \
+      --batch-size 8 --images 60 --json p.json | tee pipe.txt || fail "pipeline"
+    grep -q "PCIe Gen4 x16" pipe.txt || fail "no PCIe line"
+    [ "$(json p.json 'd["schema"], len(d["rows"])')" = "scalelab.pipeline 8" ] || fail "schema or rows"
+    [ "$(json p.json 'sorted({(r["workers"], r["augment"], r["decode"]) for r in d["rows"]}) == sorted({(w, a, c) for w in (1, 2) for a in ("simple", "complex") for c in ("accurate", "fast")})')" = True ] || fail "configurations"
+    [ "$(json p.json 'all(r["images"] == 60 and r["skipped"] == 0 and r["images_per_s"] > 0 and r["stage_seconds"]["decode"] > 0 and r["stage_seconds"]["augment"] > 0 for r in d["rows"])')" = True ] || fail "rows' figures"
+    [ "$(json p.json '[round(r["decoded_MBps"] / (r["images_per_s"] * 3 * 84 * 84 * 4 / 1e6), 6) for r in d["rows"]] == [1.0] * 8')" = True ] || fail "decoded MB/s is not images/s x the 84x84x3 float tensor"
+    [ "$(json p.json '[h["link"] for h in d["host_to_device"]]')" = "['PCIe Gen3 x16', 'PCIe Gen4 x16', 'PCIe Gen5 x16']" ] || fail "links"
+    ;;
+  fixture_set)
+    fixture_set
+    [ "$(json set/manifest.json 'd["count"], d["source"]')" = "64 idx train" ] || fail "manifest"
+    "$SCALELAB" pipeline --dataset jpeg:set --workers 2 --augment complex --decode fast --crop 48 --cold --images 100 --json p.json || fail "pipeline"
+    [ "$(json p.json 'd["rows"][0]["images"], d["cold"]')" = "100 True" ] || fail "row"
+    ;;
+  bad_input)
+    fixture_set
+    expect_error 2 "give --dataset jpeg:DIR" -- "$SCALELAB" pipeline
+    expect_error 2 "\-\-dataset set: give jpeg:DIR" -- "$SCALELAB" pipeline --dataset set
+    expect_error 2 "\-\-dataset jpeg:nope: no such folder" -- "$SCALELAB" pipeline --dataset jpeg:nope
+    expect_error 2 "\-\-workers 1,x: 'x' is not a count" -- "$SCALELAB" pipeline --dataset jpeg:set --workers 1,x
+    expect_error 2 "\-\-augment fancy: 'fancy' is not simple or complex" -- "$SCALELAB" pipeline --dataset jpeg:set --augment fancy
+    expect_error 2 "\-\-decode slow: 'slow' is not accurate or fast" -- "$SCALELAB" pipeline --dataset jpeg:set --decode slow
+    expect_error 2 "\-\-on-bad-sample maybe: give stop or skip" -- "$SCALELAB" pipeline --dataset jpeg:set --on-bad-sample maybe
+    expect_error 2 "\-\-batch-size 0" -- "$SCALELAB" pipeline --dataset jpeg:set --batch-size 0
+    expect_error 2 "\-\-prefetch -1" -- "$SCALELAB" pipeline --dataset jpeg:set --prefetch -1
+    expect_error 2 "\-\-crop 65: the crop must fit the data set's 64x64 images" -- "$SCALELAB" pipeline --dataset jpeg:set --crop 65
+    expect_error 2 "give --out DIR" -- "$SCALELAB" data make-jpeg
+    expect_error 2 "unknown action 'make-png'" -- "$SCALELAB" data make-png --out x
+    expect_error 2 "\-\-quality 0: give 1..100" -- "$SCALELAB" data make-jpeg --from idx --quality 0 --out x
+    expect_error 2 "\-\-size 0: give 1..16384" -- "$SCALELAB" data make-jpeg --from idx --size 0 --out x
+    rm set/index.bin
+    expect_error 2 "jpeg:set: index.bin is missing" -- "$SCALELAB" pipeline --dataset jpeg:set
+    printf 'NOTANINDEX-but-long-enough-for-a-header' > set/index.bin
+    expect_error 2 "set/index.bin: not a JPEG data set index" -- "$SCALELAB" pipeline --dataset jpeg:set
+    ;;
+  bad_samples)
+    fixture_set
+    "$SCALELAB" data make-jpeg --from idx --size 32 --limit 1 --colour --out small > /dev/null || fail "make-jpeg --size 32"
+    # corrupt N HOW: sample N of set/ becomes truncated (its size halved in the index), not a JPEG
+    # (its bytes overwritten) or the 32x32 JPEG of small/ (appended to images.bin).
+    corrupt() {
+      python3 - "$1" "$2" <<'PY' || fail "corrupting sample $1"
+import struct, sys
+n, how = int(sys.argv[1]), sys.argv[2]
+idx = bytearray(open("set/index.bin", "rb").read())
+img = bytearray(open("set/images.bin", "rb").read())
+off, size, label = struct.unpack_from("<QII", idx, 32 + 16 * n)
+if how == "truncated":
+    size //= 2
+elif how == "not-jpeg":
+    img[off:off + size] = b"x" * size
+else:
+    s_off, s_size, _ = struct.unpack_from("<QII", open("small/index.bin", "rb").read(), 32)
+    off, size = len(img), s_size
+    img += open("small/images.bin", "rb").read()[s_off:s_off + s_size]
+struct.pack_into("<QII", idx, 32 + 16 * n, off, size, label)
+open("set/index.bin", "wb").write(idx)
+open("set/images.bin", "wb").write(img)
+PY
+    }
+    run=("$SCALELAB" pipeline --dataset jpeg:set --workers 2 --batch-size 8 --images 64)
+    corrupt 9 wrong-size
+    expect_error 2 "^error: --on-bad-sample stop: set/images.bin sample 9 (.*a 32x32 image in a set of 64x64 images; .*skip bad samples" -- "${run[@]}"
+    corrupt 5 truncated
+    expect_error 2 "^error: --on-bad-sample stop: set/images.bin sample 5 (.*cannot decode it" -- "${run[@]}"
+    corrupt 2 not-jpeg
+    expect_error 2 "^error: --on-bad-sample stop: set/images.bin sample 2 (.*not a JPEG" -- "${run[@]}"
+    "${run[@]}" --on-bad-sample skip --json p.json || fail "skip"
+    [ "$(json p.json '[(r["images"], r["skipped"]) for r in d["rows"]] == [(61, 3)] * 4')" = True ] || fail "skipped samples not counted"
+    ;;
+  *) fail "unknown case $CASE" ;;
+esac
+echo "PASS $CASE"
