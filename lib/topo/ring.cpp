@@ -183,7 +183,12 @@ std::string describe_bottleneck(const Machine& m, const RingPlan& plan) {
                   first.bw_GBps);
     words += shared;
   }
-  if (plan.through_host) words += " (through host memory: P2P off)";
+  if (plan.through_host) {
+    // Why through host memory: P2P off for the job, or a GPU that has no peer-to-peer access.
+    bool lacks_p2p = false;
+    for (int g : first.order) lacks_p2p = lacks_p2p || !m.devices[static_cast<std::size_t>(g)].p2p;
+    words += lacks_p2p ? " (through host memory: these GPUs have no peer-to-peer access)" : " (through host memory: P2P off)";
+  }
   return words + "; " + total;
 }
 

@@ -190,7 +190,7 @@ PairBandwidth RouteFinder::pair(int from, int to) const {
   }
   // Per switch vertex, the fabric figures of the links from `v` to it.
   const auto to_switches = [&](int v) {
-    std::map<int, std::pair<double, double>> bw;  // switch -> (model, peak)
+    std::map<int, std::pair<double, double>> bw;  // switch -> (model, copy)
     for (int li : adjacent_[v]) {
       const Link& l = m_.links[li];
       const int other = l.a == v ? l.b : l.a;
