@@ -17,7 +17,8 @@ namespace {
 
 constexpr const char* kUsage =
     "scalelab plot FILE.json... [--output BASE] [--title TEXT]\n\n"
-    "Draws a chart from scalelab JSON records (scalelab.bench: bus bandwidth against message size)\n"
+    "Draws a chart from scalelab JSON records of one kind (bench, predict, simulate, scale, converge,\n"
+    "calibration or pipeline; docs/user-guide.md says what each draws)\n"
     "with gnuplot: BASE.svg and BASE.png, plus BASE.dat (the data) and BASE.gp (the script) to\n"
     "restyle and redraw with `gnuplot BASE.gp`. BASE defaults to the first file without .json.\n\n"
     "example: scalelab plot bench.json --output out/busbw";

@@ -176,9 +176,71 @@ report::Chart converge_chart(const std::vector<PlotInput>& inputs) {
   return chart;
 }
 
+// What calibrate measured: time per call against size for the exchange between the two ranks,
+// the reduction and the copy, with buffers reused (solid) and walking through memory (dashed)
+// (scalelab calibrate --json).
+report::Chart calibration_chart(const std::vector<PlotInput>& inputs) {
+  report::Chart chart;
+  chart.x_label = "bytes per call";
+  chart.y_label = "time per call (us)";
+  chart.log_x = true;
+  chart.log_y = true;
+  chart.x_bytes = true;
+  std::string where;
+  for (const auto& in : inputs) {
+    const json& p = in.doc.at("profile");
+    if (where.empty() && in.doc.contains("machine") && in.doc["machine"].is_object()) {
+      where = in.doc["machine"].value("cpu_model", std::string()) + ", " + in.doc["machine"].value("hostname", std::string());
+    }
+    const std::string tag = inputs.size() > 1 ? " (" + in.path + ")" : "";
+    for (const auto& [key, what] : {std::pair{"message", "exchange"}, {"reduce", "reduce"}, {"copy", "copy"}}) {
+      for (const bool cold : {false, true}) {
+        report::Series s{std::string(what) + (cold ? ", through memory" : ", buffers reused") + tag, {}};
+        for (const auto& row : p.at(std::string(key) + (cold ? "_cold" : "_hot"))) {
+          const double bytes = row.at("bytes").get<double>(), us = row.at("us").get<double>();
+          if (bytes > 0 && us > 0) s.points.emplace_back(bytes, us);  // log axes
+        }
+        if (cold) s.dashtype = 2;
+        if (!s.points.empty()) chart.series.push_back(std::move(s));
+      }
+    }
+  }
+  chart.title = "calibration: time per call against size (measured" + (where.empty() ? std::string() : " on " + where) + ")";
+  return chart;
+}
+
+// The input pipeline alone: images/s against worker threads, one line per augmentation and IDCT
+// (scalelab pipeline --json).
+report::Chart pipeline_chart(const std::vector<PlotInput>& inputs) {
+  report::Chart chart;
+  chart.x_label = "worker threads";
+  chart.y_label = "images/s (pipeline alone)";
+  chart.y_from_zero = true;
+  std::string where;
+  for (const auto& in : inputs) {
+    if (where.empty() && in.doc.contains("machine") && in.doc["machine"].is_object()) {
+      where = in.doc["machine"].value("cpu_model", std::string()) + ", " + in.doc["machine"].value("hostname", std::string());
+    }
+    const std::string tag = inputs.size() > 1 ? " (" + in.path + ")" : "";
+    std::vector<report::Series> series;
+    for (const auto& row : in.doc.at("rows")) {
+      const std::string label = row.at("augment").get<std::string>() + " augmentation, " +
+                                row.at("decode").get<std::string>() + " IDCT" + tag;
+      auto it = std::find_if(series.begin(), series.end(), [&](const report::Series& s) { return s.label == label; });
+      if (it == series.end()) it = series.insert(series.end(), report::Series{label, {}});
+      it->points.emplace_back(row.at("workers").get<double>(), row.at("images_per_s").get<double>());
+    }
+    for (auto& s : series) chart.series.push_back(std::move(s));
+  }
+  chart.x_tics = count_tics(chart);
+  chart.title = "input pipeline: images/s against workers (measured" + (where.empty() ? std::string() : " on " + where) + ")";
+  return chart;
+}
+
 const Plotter kPlotters[] = {
     {"scalelab.bench", 1, bench_chart},       {"scalelab.predict", 1, predict_chart}, {"scalelab.simulate", 1, simulate_chart},
     {"scalelab.scale", 1, scale_chart},       {"scalelab.converge", 1, converge_chart},
+    {"scalelab.calibration", 4, calibration_chart}, {"scalelab.pipeline", 1, pipeline_chart},
 };
 
 }  // namespace

@@ -36,9 +36,28 @@ TEST(PlotTitles, ByteAxesAreLabelledBySizeAndLegendsStayOutside) {
   EXPECT_TRUE(c.x_bytes);
   EXPECT_TRUE(c.x_format.empty());
   EXPECT_EQ(c.key, "below");
-  for (const char* kind : {"scale.json", "simulate.json", "converge.json"}) {
+  for (const char* kind : {"scale.json", "simulate.json", "converge.json", "calibration.json", "pipeline.json"}) {
     EXPECT_EQ(chart_of_records({{kind, fixture(kind)}}).key, "below") << kind;
   }
+}
+
+// Calibration: the exchange, reduction and copy, each with buffers reused (solid) and through
+// memory (dashed), on byte and log axes. Pipeline: one line per augmentation and IDCT against
+// whole worker counts, from zero.
+TEST(PlotTitles, CalibrationAndPipelineRecordsAreDrawn) {
+  const report::Chart cal = chart_of_records({{"calibration.json", fixture("calibration.json")}});
+  ASSERT_EQ(cal.series.size(), 6u);
+  EXPECT_EQ(cal.series[0].label, "exchange, buffers reused");
+  EXPECT_EQ(cal.series[1].label, "exchange, through memory");
+  EXPECT_EQ(cal.series[1].dashtype, 2);
+  EXPECT_TRUE(cal.x_bytes && cal.log_x && cal.log_y);
+  EXPECT_NE(cal.title.find("calibration"), std::string::npos) << cal.title;
+
+  const report::Chart pipe = chart_of_records({{"pipeline.json", fixture("pipeline.json")}});
+  ASSERT_EQ(pipe.series.size(), 4u);  // simple/complex x accurate/fast
+  for (const auto& s : pipe.series) EXPECT_EQ(s.points.size(), 2u) << s.label;  // 1 and 2 workers
+  EXPECT_EQ(pipe.x_tics, (std::vector<double>{1, 2}));
+  EXPECT_TRUE(pipe.y_from_zero);
 }
 
 }  // namespace
