@@ -109,7 +109,7 @@ int cmd_grade(const Args& args) {
   opts.add_options()("submission", po::value<std::string>(), "the folder with the submission's sources")(
       "out", po::value<std::string>()->default_value("results.json"), "where to write Gradescope's results.json")(
       "ranks", po::value<std::string>()->default_value("1,2,3"), "the rank counts graded, comma-separated (1 rank is always run)")(
-      "time-limit", po::value<double>()->default_value(60), "wall-time limit of each run, in seconds")(
+      "time-limit", po::value<double>()->default_value(40), "wall-time limit of each run, in seconds")(
       "memory-limit", po::value<long>()->default_value(2048), "address-space limit of each process, in MiB (0: none)")(
       "target", po::value<double>()->default_value(0.80), "the test accuracy the program must reach")(
       "prefix", po::value<std::string>(), "the installed scalelab to build against (default: the one beside this scalelab)")(

@@ -362,10 +362,11 @@ std::vector<TestResult> score_runs(const BuildResult& build, const std::vector<R
           return {seen, ""};
         }));
 
-    // One writer.
+    // One writer: checkpoints through the trace, and any file (a log written with std::ofstream
+    // too) through the rank's own folder.
     tests.push_back(over_ranks(
-        "Only rank 0 writes checkpoints", kOneWriter, runs, spec,
-        "scalelab::save_checkpoint called on rank 0 only, at least once",
+        "Only rank 0 writes checkpoints and logs", kOneWriter, runs, spec,
+        "scalelab::save_checkpoint called on rank 0 only, at least once, and no file written by any other rank",
         "wrap the log and save_checkpoint in scalelab::on_rank0 (step 7)",
         [](const RankRun& run) -> Finding {
           std::vector<int> writers;
@@ -376,10 +377,22 @@ std::vector<TestResult> score_runs(const BuildResult& build, const std::vector<R
             if (r > 0 && n > 0) writers.push_back(r);
           }
           std::string seen = "rank 0 wrote " + std::to_string(zero) + " checkpoint(s)";
+          auto list = [](const std::vector<std::string>& files) {
+            std::string out;
+            for (std::size_t i = 0; i < files.size() && i < 4; ++i) out += (i ? ", " : "") + files[i];
+            if (files.size() > 4) out += " and " + std::to_string(files.size() - 4) + " more";
+            return out;
+          };
+          if (!run.files.empty() && !run.files[0].empty()) seen += "; files of rank 0: " + list(run.files[0]);
           if (!writers.empty()) {
             std::string who;
             for (int r : writers) who += (who.empty() ? "" : ", ") + std::to_string(r);
             return {seen + ", ranks " + who + " too", "every rank writes the checkpoint (ranks " + who + " besides 0)"};
+          }
+          for (std::size_t r = 1; r < run.files.size(); ++r) {
+            if (!run.files[r].empty()) {
+              return {seen, "rank " + std::to_string(r) + " wrote " + list(run.files[r]) + ": only rank 0 writes the log and the checkpoints"};
+            }
           }
           if (zero == 0) return {seen, "no checkpoint written"};
           return {seen, ""};

@@ -22,11 +22,13 @@ struct BuildResult {
   std::string seen;  // the compiler's first error lines, when it failed
 };
 
-// One run of the program at `ranks` ranks.
+// One run of the program at `ranks` ranks. Each rank runs in a folder of its own, so that the
+// files a rank writes (its log, its checkpoints) can be told from another's.
 struct RankRun {
   int ranks = 1;
   RunOutcome outcome;
   TraceLog trace;
+  std::vector<std::vector<std::string>> files;  // per rank: the files it left in its folder ("out/train.log")
 };
 
 struct CheckSpec {

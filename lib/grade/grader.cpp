@@ -108,6 +108,23 @@ bool same_state(const FileState& a, const FileState& b) {
          a.st.st_mtim.tv_nsec == b.st.st_mtim.tv_nsec;
 }
 
+// Each rank enters its own folder (rank-R, R from Open MPI's or a PMI launcher's environment)
+// before the program starts, so the files it writes land where the grader can tell them apart.
+constexpr const char* kEnterRankFolder = R"(cd "rank-${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}" && exec "$0" "$@")";
+
+// The regular files under `dir`, relative to it, in order.
+std::vector<std::string> files_under(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) out.push_back(fs::relative(it->path(), dir, ec).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::string read_descriptor(int fd) {
   std::string text;
   char buf[65536];
@@ -250,14 +267,14 @@ GradeReport grade_submission(const GradeOptions& options, const std::function<vo
   if (build.ok) {
     for (int n : counts) {
       const fs::path dir = scratch / ("run-" + std::to_string(n));
-      fs::create_directories(dir);
+      for (int r = 0; r < n; ++r) fs::create_directories(dir / ("rank-" + std::to_string(r)));
       const fs::path trace_path = grader / ("trace-" + std::to_string(n) + ".jsonl");
       const int fd = ::open(trace_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
       if (fd < 0) throw_runtime("cannot create the trace file " + trace_path.string() + ": " + std::strerror(errno));
       ::unlink(trace_path.c_str());  // reachable only through the descriptor from here on
       std::vector<std::string> argv{options.mpiexec, "-n", std::to_string(n), "--oversubscribe", "--bind-to", "none"};
       if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
-      argv.insert(argv.end(), {"-x", "SCALELAB_TRACE_FD", (scratch / "build" / "train").string(), "out"});
+      argv.insert(argv.end(), {"-x", "SCALELAB_TRACE_FD", "/bin/sh", "-c", kEnterRankFolder, (scratch / "build" / "train").string(), "out"});
       say("grade: running at " + std::to_string(n) + (n == 1 ? " rank" : " ranks"));
       RankRun run;
       run.ranks = n;
@@ -265,6 +282,7 @@ GradeReport grade_submission(const GradeOptions& options, const std::function<vo
                                 limits, (grader / ("run-" + std::to_string(n) + ".log")).string());
       run.trace = read_trace(read_descriptor(fd), n);
       ::close(fd);
+      for (int r = 0; r < n; ++r) run.files.push_back(files_under(dir / ("rank-" + std::to_string(r))));
       in_force = run.outcome.limits;
       char line[256];
       std::snprintf(line, sizeof line, "run at %d rank%s: %s in %.1f s\n", n, n == 1 ? "" : "s", run.outcome.ending().c_str(), run.outcome.seconds);

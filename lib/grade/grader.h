@@ -3,7 +3,8 @@
 // used), run the program with mpirun at 1 rank and at each graded rank count under limits
 // (grade/sandbox.h), with the behaviour trace going to a file the grader opened and unlinked
 // (SCALELAB_TRACE_FD=PID:N: no path the program could guess), and score the traces
-// (grade/checks.h). The program is run as `train OUT_DIR` in its own folder of the scratch copy.
+// (grade/checks.h). The program is run as `train OUT_DIR`, each rank in a folder of its own in the
+// scratch copy (run-N/rank-R), so that the files each rank wrote are known.
 //
 //   grade::GradeOptions o{.submission = "alice/", .prefix = "/opt/scalelab", .ranks = {1, 2, 3}};
 //   grade::GradeReport r = grade::grade_submission(o, [](const std::string& line) { std::puts(line.c_str()); });
@@ -23,7 +24,7 @@ struct GradeOptions {
   std::string submission;                // the folder with the program's sources (train.cpp, ...)
   std::string prefix;                    // an installed scalelab (cmake --install); "" for default_prefix()
   std::vector<int> ranks{1, 2, 3};       // the rank counts graded (1 rank is always run too)
-  double time_limit = 60;                // seconds per run; the build gets max(300, this)
+  double time_limit = 40;                // seconds per run (three runs that hang: 120 s); the build gets max(300, this)
   long memory_limit = 2048;              // MiB of address space per process; 0: none
   double target = 0.80;                  // the test accuracy to reach
   std::string results_path;              // where results.json goes: watched, so that a program writing it is caught

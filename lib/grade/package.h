@@ -5,7 +5,7 @@
 // /autograder/results/results.json` with the grading options given here) and source/ (this
 // scalelab's source tree). Not tried on Gradescope itself (docs/grading.md).
 //
-//   grade::write_autograder_zip("autograder.zip", {.source_dir = SOURCE, .ranks = {1, 2, 3}, .time_limit = 60});
+//   grade::write_autograder_zip("autograder.zip", {.source_dir = SOURCE, .ranks = {1, 2, 3}, .time_limit = 40});
 #pragma once
 #include <string>
 #include <vector>
@@ -15,7 +15,7 @@ namespace scalelab::grade {
 struct PackageOptions {
   std::string source_dir;          // scalelab's source tree (its CMakeLists.txt at the top)
   std::vector<int> ranks{1, 2, 3};
-  double time_limit = 60;
+  double time_limit = 40;
   long memory_limit = 2048;
   double target = 0.80;
 };
