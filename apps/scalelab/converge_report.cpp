@@ -193,31 +193,90 @@ void print_converge_table(std::ostream& out, const nlohmann::json& records, doub
     out << fmt::format("# diverged (test accuracy below {:.0f}% to the last epoch: the weights blew up or the ReLUs died): {}\n",
                        100 * kDivergedAccuracy, diverged_note);
   }
-  out << "# time: training seconds on this machine, test evaluation excluded; emulated workers run one after\n"
-         "# another here, so on `workers` real devices each epoch would take about 1/workers of it.\n";
+  out << fmt::format("# time: training seconds on this machine, test evaluation excluded; emulated workers run one after\n"
+                     "# another here, so on `workers` real devices each epoch would take about 1/workers of it (the time\n"
+                     "# charts divide by workers x {:.0f}%, Lab 1's scaling-efficiency bar).\n",
+                     100 * kDeviceScalingEfficiency);
 }
+
+double device_seconds(const nlohmann::json& record, double train_seconds) {
+  const long workers = record["workers"].get<long>();
+  return workers <= 1 ? train_seconds : train_seconds / (static_cast<double>(workers) * kDeviceScalingEfficiency);
+}
+
+namespace {
+
+// The key figures of a set of records, for the charts' titles: the baseline's final accuracy and
+// the best other configuration's; and the configuration that reaches the target soonest on its
+// own devices.
+std::string accuracy_headline(const nlohmann::json& records) {
+  const nlohmann::json* base = nullptr;
+  const nlohmann::json* best = nullptr;
+  for (const auto& r : records) {
+    if (r["name"] == "baseline") {
+      base = &r;
+    } else if (best == nullptr || r["final_test_accuracy"].get<double>() > (*best)["final_test_accuracy"].get<double>()) {
+      best = &r;
+    }
+  }
+  std::string out;
+  if (base) out = fmt::format("baseline {:.2f}%", 100 * (*base)["final_test_accuracy"].get<double>());
+  if (best) {
+    out += fmt::format("{}best large batch {:.2f}% ({}, batch {})", out.empty() ? "" : ", ",
+                       100 * (*best)["final_test_accuracy"].get<double>(), (*best)["name"].get<std::string>(),
+                       (*best)["global_batch"].get<long>());
+  }
+  return out;
+}
+
+std::string time_headline(const nlohmann::json& records) {
+  const nlohmann::json* fastest = nullptr;
+  double fastest_s = 0;
+  double target = 0;
+  for (const auto& r : records) {
+    target = r.value("target_accuracy", target);
+    if (r["seconds_to_target"].is_null()) continue;
+    const double t = device_seconds(r, r["seconds_to_target"].get<double>());
+    if (fastest == nullptr || t < fastest_s) {
+      fastest = &r;
+      fastest_s = t;
+    }
+  }
+  if (fastest == nullptr) return fmt::format("no configuration reached {:.1f}%", 100 * target);
+  return fmt::format("first to {:.1f}%: {}, {} workers, {:.1f} s", 100 * target, (*fastest)["name"].get<std::string>(),
+                     (*fastest)["workers"].get<long>(), fastest_s);
+}
+
+}  // namespace
 
 std::vector<std::string> write_converge_charts(const nlohmann::json& records, const std::string& dir) {
   std::filesystem::create_directories(dir);
   std::vector<std::string> svgs;
+  const std::string accuracy_key = accuracy_headline(records);
+  const std::string time_key = time_headline(records);
   for (const char* metric : {"accuracy", "loss"}) {
     for (const char* axis : {"epoch", "time"}) {
       report::Chart c;
       const bool acc = std::string(metric) == "accuracy";
       const bool by_epoch = std::string(axis) == "epoch";
-      c.title = fmt::format("test {} against {}", metric, by_epoch ? "epoch" : "training time");
-      c.x_label = by_epoch ? "epoch" : "training time on this machine (s, evaluation excluded)";
+      // The time axis is each configuration's own devices: emulated workers run one after another
+      // here, so this machine's time is divided by the workers at Lab 1's scaling-efficiency bar.
+      c.title = by_epoch ? fmt::format("test {} against epoch: {}", metric, accuracy_key)
+                         : fmt::format("test {} against time on the configuration's own devices: {}", metric, time_key);
+      c.x_label = by_epoch ? "epoch"
+                           : fmt::format("training time on `workers` devices, predicted (s): this machine's time / (workers x {:.0f}%)",
+                                         100 * kDeviceScalingEfficiency);
       c.y_label = acc ? "test accuracy (%)" : "test loss";
       for (const auto& r : records) {
         report::Series s;
-        s.label = fmt::format("{}, lr {:.3g} (batch {})", r["name"].get<std::string>(), r["peak_lr"].get<double>(),
-                              r["global_batch"].get<long>());
+        s.label = fmt::format("{}, lr {:.3g} (batch {}, {} worker{})", r["name"].get<std::string>(), r["peak_lr"].get<double>(),
+                              r["global_batch"].get<long>(), r["workers"].get<long>(), r["workers"].get<long>() == 1 ? "" : "s");
         // A diverged run is drawn up to the epoch it diverged at, and marked there.
         const nlohmann::json diverged = diverged_at_epoch(r["epochs"]);
         for (const auto& e : r["epochs"]) {
           const auto& y = e[acc ? "test_accuracy" : "test_loss"];
           if (y.is_null()) continue;
-          const double x = by_epoch ? e["epoch"].get<double>() : e["train_seconds"].get<double>();
+          const double x = by_epoch ? e["epoch"].get<double>() : device_seconds(r, e["train_seconds"].get<double>());
           s.points.emplace_back(x, acc ? 100 * y.get<double>() : y.get<double>());
           if (by_epoch) c.x_tics.push_back(x);  // tics at whole epochs only, not 1.5, 2.5
           if (!diverged.is_null() && e["epoch"] == diverged) break;

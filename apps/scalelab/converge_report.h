@@ -4,7 +4,8 @@
 //     and loss, training time, and the epoch and training time at which test accuracy first
 //     reached the target (null if never): time to accuracy, not images/sec, is what counts;
 //   - the course's table, with each configuration's gap to the baseline in points;
-//   - charts of test accuracy and test loss against epoch and against training time (SVG+PNG);
+//   - charts of test accuracy and test loss against epoch and against the training time on each
+//     configuration's own devices (SVG+PNG);
 //   - runs that diverged (test accuracy at chance to the end) marked so in all of these.
 // Training time is the sum of the epochs' training seconds (test evaluation excluded), measured
 // on this machine, where emulated workers run one after another.
@@ -47,7 +48,16 @@ inline constexpr double kDivergedAccuracy = 0.2;
 // record named "baseline" when present.
 void print_converge_table(std::ostream& out, const nlohmann::json& records, double target_accuracy);
 
-// Writes <dir>/converge_{accuracy,loss}_{epoch,time}.{dat,gp,svg,png}; returns the SVG paths.
+// The time a configuration's training would take on its own `workers` devices: this machine's
+// time (where emulated workers run one after another) / (workers x kDeviceScalingEfficiency, Lab
+// 1's scaling-efficiency bar); a 1-worker configuration's time as measured.
+inline constexpr double kDeviceScalingEfficiency = 0.9;
+[[nodiscard]] double device_seconds(const nlohmann::json& record, double train_seconds);
+
+// Writes <dir>/converge_{accuracy,loss}_{epoch,time}.{dat,gp,svg,png}; returns the SVG paths. The
+// titles carry the key figures (final accuracies; the first configuration to the target on its
+// own devices); the time charts' x axis is device_seconds().
+
 std::vector<std::string> write_converge_charts(const nlohmann::json& records, const std::string& dir);
 
 }  // namespace scalelab::cli

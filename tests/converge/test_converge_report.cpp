@@ -99,11 +99,35 @@ TEST(ConvergeDiverged, ChartsDrawItUpToWhereItDivergedAndLabelIt) {
   }
   const std::string dat = read_all(dir / "converge_accuracy_epoch.dat");
   const std::string gp = read_all(dir / "converge_accuracy_epoch.gp");
-  EXPECT_NE(dat.find("# series 1: linear, lr 0.32 (batch 512): diverged at epoch 2\n1 60\n2 10\n\n\n"), std::string::npos) << dat;
-  EXPECT_NE(dat.find("# series 2: linear-warmup, lr 0.32 (batch 512)\n1 80\n2 86\n3 88\n"), std::string::npos) << dat;
+  EXPECT_NE(dat.find("# series 1: linear, lr 0.32 (batch 512, 16 workers): diverged at epoch 2\n1 60\n2 10\n\n\n"), std::string::npos) << dat;
+  EXPECT_NE(dat.find("# series 2: linear-warmup, lr 0.32 (batch 512, 16 workers)\n1 80\n2 86\n3 88\n"), std::string::npos) << dat;
+  EXPECT_NE(gp.find("baseline 88.00%, best large batch 88.00% (linear-warmup, batch 512)"), std::string::npos)
+      << "the key figures in the title: " << gp;
   EXPECT_NE(gp.find("set label 2 'diverged' at 2, 10 "), std::string::npos) << gp;
   EXPECT_NE(gp.find("set xtics (1, 2, 3)\n"), std::string::npos) << "whole epochs only: " << gp;
   EXPECT_NE(gp.find("set key below"), std::string::npos) << gp;
+  fs::remove_all(dir);
+}
+
+TEST(ConvergeCharts, TimeIsOnTheConfigurationsOwnDevicesAtLabOnesEfficiency) {
+  const fs::path dir = fs::temp_directory_path() / ("scalelab_converge_time_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  json one = record("baseline", 0.01, {0.83, 0.86, 0.88});
+  one["workers"] = 1;
+  one["target_accuracy"] = 0.85;
+  json many = record("linear-warmup", 0.16, {0.80, 0.86, 0.88});
+  many["target_accuracy"] = 0.85;
+  try {
+    (void)write_converge_charts(json::array({one, many}), dir.string());
+  } catch (const Error&) {
+  }
+  const std::string dat = read_all(dir / "converge_accuracy_time.dat");
+  const std::string gp = read_all(dir / "converge_accuracy_time.gp");
+  // 1 worker: this machine's seconds; 16 emulated workers: 2 s here / (16 x 0.9) = 0.1389 s.
+  EXPECT_NE(dat.find("# series 0: baseline, lr 0.01 (batch 512, 1 worker)\n1 83\n2 86\n3 88\n"), std::string::npos) << dat;
+  EXPECT_DOUBLE_EQ(device_seconds(many, 2.0), 2.0 / (16 * kDeviceScalingEfficiency));
+  EXPECT_NE(dat.find("\n0.1388888889 86\n"), std::string::npos) << dat;
+  EXPECT_NE(gp.find("first to 85.0%: linear-warmup, 16 workers, 0.1 s"), std::string::npos) << gp;
   fs::remove_all(dir);
 }
 
