@@ -275,8 +275,10 @@ report::Chart chart_of_records(const std::vector<PlotInput>& inputs) {
   try {
     return plotter->chart(inputs);
   } catch (const json::exception& e) {
-    throw_input("scalelab plot: a record lacks a field the chart needs (" + std::string(e.what()) +
-                "); was it written by scalelab --json?");
+    std::string files;
+    for (const auto& in : inputs) files += (files.empty() ? "" : ", ") + in.path;
+    throw_input((inputs.size() == 1 ? files : "one of " + files) + ": a record lacks a field the chart needs (" +
+                std::string(e.what()) + "); was it written by scalelab --json?");
   }
 }
 
