@@ -9,6 +9,10 @@
 #              nothing of it is left running
 #   predict    Lab 5's two-host step: calibrate across the hosts, predict training from that profile,
 #              train across the hosts, print both
+#   slurm      the same across the hosts under Slurm: munged and slurmctld here, a slurmd in each
+#              host's namespace under its host name, and the script `scalelab slurm --cluster
+#              generic --nodes 2` writes submitted with sbatch --wait: srun starts one rank on each
+#              host; training identical to one host's, and info names each rank's host
 # What it does not prove: one kernel and one file system serve both hosts; veth is not a NIC.
 # Exit 77 (CTest's skip) with one line where namespaces cannot be made (not root, no iproute2...).
 # usage: multihost.sh MODE SCALELAB WORK_DIR
@@ -51,7 +55,12 @@ baseline() {  # the same training on this host, before the variables below point
   mpirun --allow-run-as-root --oversubscribe -np 2 "$scalelab" train --model mlp --max-steps 30 --batch-size 64 --seed 7 \
     --json "$work/one-host.json" >/dev/null 2>&1 || fail "the one-host training failed"
 }
-[ "$mode" = train ] && baseline
+if [ "$mode" = slurm ]; then
+  for c in munged slurmctld slurmd sbatch sinfo; do
+    command -v $c >/dev/null || skip "$c is not installed (Debian: slurmctld slurmd slurm-client munge; tools/install-deps.sh)"
+  done
+fi
+case $mode in train|slurm) baseline ;; esac
 export OMPI_MCA_plm_rsh_agent=$work/ns-agent.sh OMPI_MCA_btl=tcp,self
 export OMPI_MCA_btl_tcp_if_include=$pre.0/24 OMPI_MCA_oob_tcp_if_include=$pre.0/24
 run=("$scalelab" run -np 2 -H $a:1,$b:1 --)
@@ -125,6 +134,74 @@ measured = train["epochs"][-1]["images_per_second"]
 predicted = rows[2]["images_per_s"]
 print("two hosts, cnn at batch 128 per rank: predicted %.0f images/s (allreduce %.2f ms a step), measured %.0f (%+.1f%%)"
       % (predicted, 1e3 * rows[2]["allreduce_s"], measured, 100 * (predicted - measured) / measured))
+PY
+  ;;
+slurm)
+  # A Slurm cluster of the two hosts: slurmctld on the bridge's address, one slurmd per namespace
+  # (the same port on each host's own address), munge through a socket file both hosts see.
+  mkdir -p "$work"/state "$work"/log
+  port=$((20000 + id % 20000))
+  cat > "$work/slurm.conf" <<CONF
+ClusterName=scalelabhosts
+SlurmctldHost=$(hostname -s)($pre.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$work/munge.socket
+StateSaveLocation=$work/state
+SlurmdSpoolDir=$work/spool-%n
+SlurmctldPidFile=$work/slurmctld.pid
+SlurmdPidFile=$work/slurmd-%n.pid
+SlurmctldLogFile=$work/log/slurmctld.log
+SlurmdLogFile=$work/log/slurmd-%n.log
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+MpiDefault=none
+ReturnToService=2
+NodeName=$a NodeAddr=$pre.2 CPUs=$(nproc) State=UNKNOWN
+NodeName=$b NodeAddr=$pre.3 CPUs=$(nproc) State=UNKNOWN
+PartitionName=test Nodes=$a,$b Default=YES MaxTime=INFINITE State=UP
+CONF
+  export SLURM_CONF=$work/slurm.conf
+  munged --force -S "$work/munge.socket" --pid-file="$work/munged.pid" --log-file="$work/log/munged.log" \
+    || skip "munged does not start here (see $work/log/munged.log)"
+  slurmctld -f "$SLURM_CONF" || skip "slurmctld does not start here (see $work/log/slurmctld.log)"
+  for h in $a $b; do
+    mkdir -p "$work/spool-$h"
+    ip netns exec $h unshare --uts /bin/sh -c "hostname $h && exec slurmd -f $SLURM_CONF -N $h" \
+      || skip "slurmd does not start in $h's namespace (see $work/log/slurmd-$h.log)"
+  done
+  for _ in $(seq 1 30); do
+    [ "$(sinfo -h -N -o %T 2>/dev/null | grep -c idle)" = 2 ] && break
+    sleep 1
+  done
+  [ "$(sinfo -h -N -o %T 2>/dev/null | grep -c idle)" = 2 ] || skip "the two slurmd did not come up within 30 s (see $work/log)"
+  submit() {  # submit NAME -- scalelab command...: the generic script for one rank on each host
+    local name=$1; shift 2
+    "$scalelab" slurm --cluster generic --nodes 2 --gpus-per-node 0 --ranks-per-node 1 --time 00:05:00 --out "$work/$name.sh" \
+      -- "$@" || fail "scalelab slurm ($name)"
+    SCALELAB=$scalelab timeout 120 sbatch --wait -o "$work/$name.out" "$work/$name.sh" >/dev/null \
+      || fail "the $name job failed: $(tail -3 "$work/$name.out")"
+  }
+  submit train -- train --model mlp --max-steps 30 --batch-size 64 --seed 7 --json "$work/two-hosts.json"
+  submit info -- info
+  grep -q "rank 1: host $b, local rank 0 of 1" "$work/info.out" || fail "rank 1 is not local rank 0 of 1 on $b: $(tail -5 "$work/info.out")"
+  python3 - "$work/two-hosts.json" "$work/one-host.json" <<'PY' || fail "the records differ"
+import json, sys
+t, o = (json.load(open(p)) for p in sys.argv[1:3])
+keys = ("loss", "accuracy", "test_loss", "test_accuracy")
+a = [{k: e[k] for k in keys} for e in t["epochs"]]
+b = [{k: e[k] for k in keys} for e in o["epochs"]]
+assert t["ranks"] == 2 and t["complete"], (t["ranks"], t["complete"])
+assert a == b, (a, b)
+print("srun across two hosts: one rank on each, losses and accuracies identical to one host's:", a)
 PY
   ;;
 *) fail "unknown mode $mode" ;;
