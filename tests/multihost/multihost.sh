@@ -115,7 +115,8 @@ link-down)
 predict)
   # Lab 5's two-host step: calibrate across the hosts (the profile then holds the link between
   # them), predict `train` at 1 and 2 ranks from it, and train on both hosts. The figures are
-  # printed beside each other; on a shared test machine they are not held to the lab's bar.
+  # printed beside each other and held to a loose bar of 35% (the lab's is 15%, on a quiet machine
+  # with a full calibration and 150 steps; here the quick calibration and 40 steps).
   timeout 150 "${run[@]}" calibrate --quick --force --profile "$work/two-hosts-profile.json" >"$work/cal.out" 2>&1 \
     || fail "calibrating across the hosts failed: $(tail -3 "$work/cal.out")"
   "$scalelab" simulate --workload cnn --machine this --gpus 1,2 --batch-size 128 --optimizer adam \
@@ -132,8 +133,12 @@ assert rows[2]["allreduce_s"] > 0, rows[2]
 assert train["ranks"] == 2, train["ranks"]
 measured = train["epochs"][-1]["images_per_second"]
 predicted = rows[2]["images_per_s"]
+error = 100 * (predicted - measured) / measured
 print("two hosts, cnn at batch 128 per rank: predicted %.0f images/s (allreduce %.2f ms a step), measured %.0f (%+.1f%%)"
-      % (predicted, 1e3 * rows[2]["allreduce_s"], measured, 100 * (predicted - measured) / measured))
+      % (predicted, 1e3 * rows[2]["allreduce_s"], measured, error))
+# A loose bar (the lab's is 15% on a quiet machine with a full calibration): the prediction must
+# see the link between the hosts, which costs the step several times a same-host allreduce.
+assert abs(error) <= 35, "prediction %.0f vs measured %.0f: %+.1f%%, beyond 35%%" % (predicted, measured, error)
 PY
   ;;
 slurm)
@@ -175,7 +180,11 @@ CONF
   slurmctld -f "$SLURM_CONF" || skip "slurmctld does not start here (see $work/log/slurmctld.log)"
   for h in $a $b; do
     mkdir -p "$work/spool-$h"
-    ip netns exec $h unshare --uts /bin/sh -c "hostname $h && exec slurmd -f $SLURM_CONF -N $h" \
+    # nsenter enters only the network namespace (`ip netns exec` would also remount /sys without
+    # the cgroup file systems slurmd checks for at start); a /tmp of its own, as a host has (the
+    # PMIx plugin keeps per-step folders there, which two slurmd sharing one /tmp would collide on).
+    nsenter --net=/run/netns/$h unshare --uts --mount /bin/sh -c \
+      "mount -t tmpfs -o size=256m tmpfs /tmp && hostname $h && exec slurmd -f $SLURM_CONF -N $h" \
       || skip "slurmd does not start in $h's namespace (see $work/log/slurmd-$h.log)"
   done
   for _ in $(seq 1 30); do
