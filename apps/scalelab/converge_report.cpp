@@ -243,7 +243,7 @@ std::string time_headline(const nlohmann::json& records) {
     }
   }
   if (fastest == nullptr) return fmt::format("no configuration reached {:.1f}%", 100 * target);
-  return fmt::format("first to {:.1f}%: {}, {} workers, {:.1f} s", 100 * target, (*fastest)["name"].get<std::string>(),
+  return fmt::format("first to {:.1f}%: {}, {} workers, {:.2g} s", 100 * target, (*fastest)["name"].get<std::string>(),
                      (*fastest)["workers"].get<long>(), fastest_s);
 }
 
@@ -264,7 +264,7 @@ std::vector<std::string> write_converge_charts(const nlohmann::json& records, co
       c.title = by_epoch ? fmt::format("test {} against epoch: {}", metric, accuracy_key)
                          : fmt::format("test {} against time on the configuration's own devices: {}", metric, time_key);
       c.x_label = by_epoch ? "epoch"
-                           : fmt::format("training time on `workers` devices, predicted (s): this machine's time / (workers x {:.0f}%)",
+                           : fmt::format("training time on `workers` devices, predicted (s, log scale): this machine's time / (workers x {:.0f}%)",
                                          100 * kDeviceScalingEfficiency);
       c.y_label = acc ? "test accuracy (%)" : "test loss";
       for (const auto& r : records) {
@@ -286,6 +286,12 @@ std::vector<std::string> write_converge_charts(const nlohmann::json& records, co
           s.end_label = "diverged";
         }
         c.series.push_back(std::move(s));
+      }
+      // Time on a log axis: 16 or 32 devices divide it by that much, which a linear axis would
+      // crush against zero beside the one-worker baseline.
+      if (!by_epoch) {
+        c.log_x = true;
+        c.log_x_base = 10;
       }
       std::sort(c.x_tics.begin(), c.x_tics.end());
       c.x_tics.erase(std::unique(c.x_tics.begin(), c.x_tics.end()), c.x_tics.end());
