@@ -293,7 +293,8 @@ int cmd_scale(const Args& args) {
     for (const Row& r : rows) load = std::max(load, r.load_average);
     const MachineInfo m = read_machine_info();
     chart.title = "Scaling efficiency " + report::fixed(efficiency * 100, 1) + "% at " + std::to_string(last.ranks) +
-                  " ranks (" + std::to_string(m.logical_cpus) + " logical CPUs, load average up to " + report::fixed(load, 1) + ")";
+                  " ranks (" + (m.cpu_model.empty() ? "" : m.cpu_model + ", ") + std::to_string(m.logical_cpus) +
+                  " logical CPUs, load average up to " + report::fixed(load, 1) + ")";
   }
   try {
     const report::ChartFiles files = report::write_chart(chart, parsed->chart);
