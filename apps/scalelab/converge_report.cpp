@@ -206,25 +206,29 @@ double device_seconds(const nlohmann::json& record, double train_seconds) {
 
 namespace {
 
-// The key figures of a set of records, for the charts' titles: the baseline's final accuracy and
-// the best other configuration's; and the configuration that reaches the target soonest on its
-// own devices.
-std::string accuracy_headline(const nlohmann::json& records) {
+// The key figures of a set of records, for the charts' titles: the baseline's final test accuracy
+// (or loss) and the best other configuration's; and the configuration that reaches the target
+// soonest on its own devices.
+std::string final_headline(const nlohmann::json& records, bool accuracy) {
+  const char* key = accuracy ? "final_test_accuracy" : "final_test_loss";
+  auto value = [&](const nlohmann::json& r) { return r[key].get<double>(); };
+  auto shown = [&](const nlohmann::json& r) {
+    return accuracy ? fmt::format("{:.2f}%", 100 * value(r)) : fmt::format("{:.4f}", value(r));
+  };
   const nlohmann::json* base = nullptr;
   const nlohmann::json* best = nullptr;
   for (const auto& r : records) {
     if (r["name"] == "baseline") {
       base = &r;
-    } else if (best == nullptr || r["final_test_accuracy"].get<double>() > (*best)["final_test_accuracy"].get<double>()) {
+    } else if (best == nullptr || (accuracy ? value(r) > value(*best) : value(r) < value(*best))) {
       best = &r;
     }
   }
   std::string out;
-  if (base) out = fmt::format("baseline {:.2f}%", 100 * (*base)["final_test_accuracy"].get<double>());
+  if (base) out = "baseline " + shown(*base);
   if (best) {
-    out += fmt::format("{}best large batch {:.2f}% ({}, batch {})", out.empty() ? "" : ", ",
-                       100 * (*best)["final_test_accuracy"].get<double>(), (*best)["name"].get<std::string>(),
-                       (*best)["global_batch"].get<long>());
+    out += fmt::format("{}best large batch {} ({}, batch {})", out.empty() ? "" : ", ", shown(*best),
+                       (*best)["name"].get<std::string>(), (*best)["global_batch"].get<long>());
   }
   return out;
 }
@@ -252,7 +256,6 @@ std::string time_headline(const nlohmann::json& records) {
 std::vector<std::string> write_converge_charts(const nlohmann::json& records, const std::string& dir) {
   std::filesystem::create_directories(dir);
   std::vector<std::string> svgs;
-  const std::string accuracy_key = accuracy_headline(records);
   const std::string time_key = time_headline(records);
   for (const char* metric : {"accuracy", "loss"}) {
     for (const char* axis : {"epoch", "time"}) {
@@ -261,7 +264,7 @@ std::vector<std::string> write_converge_charts(const nlohmann::json& records, co
       const bool by_epoch = std::string(axis) == "epoch";
       // The time axis is each configuration's own devices: emulated workers run one after another
       // here, so this machine's time is divided by the workers at Lab 1's scaling-efficiency bar.
-      c.title = by_epoch ? fmt::format("test {} against epoch: {}", metric, accuracy_key)
+      c.title = by_epoch ? fmt::format("test {} against epoch: {}", metric, final_headline(records, acc))
                          : fmt::format("test {} against time on the configuration's own devices: {}", metric, time_key);
       c.x_label = by_epoch ? "epoch"
                            : fmt::format("training time on `workers` devices, predicted (s, log scale): this machine's time / (workers x {:.0f}%)",
