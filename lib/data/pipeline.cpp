@@ -17,19 +17,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// A bad sample's error: the file, the sample, what is wrong and the fix.
-[[noreturn]] void bad_sample(const JpegDataset& set, std::size_t i, const std::string& what) {
-  const JpegEntry& e = set.index().entries[i];
-  throw_parameter(ErrorKind::input, "on_bad_sample",
-                  "stop: " + set.images_path() + " sample " + std::to_string(i) + " (" + std::to_string(e.size) +
-                      " bytes at offset " + std::to_string(e.offset) + "): " + what +
-                      "; remake the data set with `scalelab data make-jpeg`, or skip bad samples");
-}
-
-struct BadSample {
-  std::string what;
-};
-
 }  // namespace
 
 std::string name_of(JpegIdct d) { return d == JpegIdct::accurate ? "accurate" : "fast"; }
@@ -72,8 +59,7 @@ Pipeline::~Pipeline() {
 void Pipeline::work() {
   const int fd = ::open(set_.images_path().c_str(), O_RDONLY | O_CLOEXEC);
   const int open_errno = errno;
-  Image decoded;
-  std::vector<std::uint8_t> bytes;
+  SampleScratch scratch;
   std::vector<float> sample(shape_.elements());
   for (;;) {
     std::size_t b = 0;
@@ -89,7 +75,7 @@ void Pipeline::work() {
     StageSeconds t;
     try {
       if (fd < 0) throw_input(set_.images_path() + ": cannot be opened (" + std::strerror(open_errno) + ")");
-      produce(b, fd, decoded, bytes, sample, slot, t);
+      produce(b, fd, scratch, sample, slot, t);
     } catch (...) {
       slot.error = std::current_exception();
     }
@@ -107,66 +93,31 @@ void Pipeline::work() {
   if (fd >= 0) ::close(fd);
 }
 
-void Pipeline::produce(std::size_t b, int fd, Image& decoded, std::vector<std::uint8_t>& bytes, std::vector<float>& sample,
-                       Slot& slot, StageSeconds& t) const {
+void Pipeline::produce(std::size_t b, int fd, SampleScratch& scratch, std::vector<float>& sample, Slot& slot,
+                       StageSeconds& t) const {
   const std::size_t first = b * static_cast<std::size_t>(options_.batch);
   const std::size_t last = std::min(stream_.size(), first + static_cast<std::size_t>(options_.batch));
   const JpegIndex& index = set_.index();
-  const int channels = static_cast<int>(index.channels);
   Batch& out = slot.batch;
   out.index = b;
   out.images.resize((last - first) * shape_.elements());
   out.labels.reserve(last - first);
   for (std::size_t p = first; p < last; ++p) {
     const std::size_t i = stream_[p];
-    const JpegEntry& e = index.entries[i];
+    const AugmentParams params = augment_params(options_.augment, options_.seed, p, static_cast<int>(index.width),
+                                                static_cast<int>(index.height), options_.crop);
     try {
-      auto t0 = Clock::now();
-      bytes.resize(e.size);
-      const auto offset = static_cast<off_t>(e.offset);
-      if (options_.cold) ::posix_fadvise(fd, offset, static_cast<off_t>(e.size), POSIX_FADV_DONTNEED);
-      std::size_t got = 0;
-      while (got < e.size) {
-        const ssize_t n = ::pread(fd, bytes.data() + got, e.size - got, offset + static_cast<off_t>(got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw_runtime(set_.images_path() + ": reading sample " + std::to_string(i) + " failed (" + std::strerror(errno) + ")");
-        if (n == 0) throw BadSample{"images.bin ends inside it (truncated)"};
-        got += static_cast<std::size_t>(n);
-      }
-      t.read += since(t0);
-
-      t0 = Clock::now();
-      JpegInfo info;
-      try {
-        info = read_jpeg_header(bytes);
-      } catch (const JpegError& err) {
-        throw BadSample{err.what()};
-      }
-      if (info.width != static_cast<int>(index.width) || info.height != static_cast<int>(index.height)) {
-        throw BadSample{"a " + std::to_string(info.width) + "x" + std::to_string(info.height) + " image in a set of " +
-                        std::to_string(index.width) + "x" + std::to_string(index.height) + " images"};
-      }
-      const AugmentParams params = augment_params(options_.augment, options_.seed, p, info.width, info.height, options_.crop);
-      try {
-        decode_jpeg_into(bytes, channels, options_.idct, params.decode_scale, decoded);
-      } catch (const JpegError& err) {
-        throw BadSample{err.what()};
-      }
-      t.decode += since(t0);
-
-      t0 = Clock::now();
-      augment_into(params, decoded, sample.data());
-      t.augment += since(t0);
-
-      t0 = Clock::now();
-      std::copy(sample.begin(), sample.end(), out.images.begin() + static_cast<std::ptrdiff_t>(out.samples.size() * shape_.elements()));
-      out.labels.push_back(static_cast<std::int32_t>(e.label));
-      out.samples.push_back(i);
-      t.batch += since(t0);
+      load_jpeg_sample(set_, fd, i, params, options_.idct, options_.cold, scratch, sample.data(), t);
     } catch (const BadSample& bad) {
-      if (options_.on_bad == BadSamples::stop) bad_sample(set_, i, bad.what);
+      if (options_.on_bad == BadSamples::stop) bad_sample(set_, i, bad.what, true);
       out.skipped.push_back(i);
+      continue;
     }
+    const auto t0 = Clock::now();
+    std::copy(sample.begin(), sample.end(), out.images.begin() + static_cast<std::ptrdiff_t>(out.samples.size() * shape_.elements()));
+    out.labels.push_back(static_cast<std::int32_t>(index.entries[i].label));
+    out.samples.push_back(i);
+    t.batch += since(t0);
   }
   out.count = static_cast<int>(out.samples.size());
   out.images.resize(out.samples.size() * shape_.elements());

@@ -30,6 +30,7 @@
 #include "data/dataset.h"
 #include "data/jpeg_codec.h"
 #include "data/jpeg_dataset.h"
+#include "data/jpeg_sample.h"
 #include "data/pipeline_augment.h"
 
 namespace scalelab::data {
@@ -58,11 +59,8 @@ struct Batch {
   std::vector<std::size_t> skipped;  // the data set's indices of the bad samples left out
 };
 
-// Seconds spent in each stage, summed over the workers (so up to workers x the wall time).
-struct StageSeconds {
-  double read = 0, decode = 0, augment = 0, batch = 0;
-  [[nodiscard]] double total() const { return read + decode + augment + batch; }
-};
+// Seconds spent in each stage: StageSeconds (data/jpeg_sample.h), summed over the workers (so up
+// to workers x the wall time).
 
 class Pipeline {
  public:
@@ -88,8 +86,7 @@ class Pipeline {
     std::exception_ptr error;
   };
   void work();
-  void produce(std::size_t b, int fd, Image& decoded, std::vector<std::uint8_t>& bytes, std::vector<float>& sample,
-               Slot& slot, StageSeconds& t) const;
+  void produce(std::size_t b, int fd, SampleScratch& scratch, std::vector<float>& sample, Slot& slot, StageSeconds& t) const;
 
   const JpegDataset& set_;
   std::vector<std::size_t> stream_;

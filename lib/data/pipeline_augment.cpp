@@ -65,6 +65,16 @@ AugmentParams augment_params(Augment kind, std::uint64_t seed, std::uint64_t pos
   return p;
 }
 
+AugmentParams centre_params(Augment kind, int width, int height, int out) {
+  AugmentParams p;
+  p.kind = kind;
+  p.out = out;
+  p.crop_w = p.crop_h = out;
+  p.crop_x = (width - out) / 2;
+  p.crop_y = (height - out) / 2;
+  return p;
+}
+
 void augment_into(const AugmentParams& p, const Image& img, float* chw) {
   const int n = p.out;
   const int c = img.channels;

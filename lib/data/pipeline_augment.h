@@ -36,6 +36,10 @@ struct AugmentParams {
 // and an output of `out` x `out` (out <= width and height).
 [[nodiscard]] AugmentParams augment_params(Augment kind, std::uint64_t seed, std::uint64_t position, int width,
                                            int height, int out);
+// The same transform without chance, as evaluation applies it: the centred out x out crop, no
+// flip, no rotation or jitter; `kind` keeps its output scale (simple: pixels / 255; complex:
+// normalised as in training).
+[[nodiscard]] AugmentParams centre_params(Augment kind, int width, int height, int out);
 // Writes image.channels * out * out floats (channel planes, row after row) into `chw`. `image` is
 // the sample decoded at 1/p.decode_scale.
 void augment_into(const AugmentParams& p, const Image& image, float* chw);
