@@ -16,6 +16,7 @@
 #include "flag_names.h"
 #include "comm/mpi_runtime.h"
 #include "core/error.h"
+#include "data/jpeg_training_set.h"
 
 namespace {
 
@@ -88,6 +89,7 @@ void tune_malloc() {
 
 int main(int argc, char** argv) {
   tune_malloc();
+  scalelab::data::register_jpeg_datasets();  // --dataset jpeg:DIR (libjpeg-turbo lives above lib/data)
   if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
     print_help();
     return argc < 2 ? 2 : 0;

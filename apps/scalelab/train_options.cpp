@@ -43,7 +43,13 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
   auto add = o.add_options();
   add("model", po::value<std::string>()->default_value(d.model), ("model: " + join(nn::model_names())).c_str());
   add("dataset", po::value<std::string>()->default_value(d.dataset.name),
-      "fashion-mnist, synthetic, or a folder of MNIST-format IDX files");
+      "fashion-mnist, synthetic, a folder of MNIST-format IDX files, or jpeg:DIR (scalelab data make-jpeg; its test set in DIR/test)");
+  add("augment", po::value<std::string>()->default_value(d.dataset.augment),
+      "jpeg:DIR only: the loader's augmentation, simple (crop, flip) or complex (random-resized crop, rotation, jitter)");
+  add("decode", po::value<std::string>()->default_value(d.dataset.decode), "jpeg:DIR only: libjpeg-turbo's IDCT, accurate or fast");
+  add("crop", po::value<int>()->default_value(d.dataset.crop), "jpeg:DIR only: the model's input width and height (0: 7/8 of the images)");
+  add("synthetic-data", po::bool_switch(),
+      "prepare the first batch's samples once and train on them every step: the input pipeline's cost left out");
   add("data-dir", po::value<std::string>()->default_value(d.dataset.data_dir),
       "folder of the Fashion-MNIST IDX files (default $SCALELAB_DATA_DIR, else /usr/share/datasets/fashion-mnist)");
   add("epochs", po::value<int>()->default_value(d.epochs), "epochs to train (in total, when resuming)");
@@ -107,6 +113,17 @@ TrainOptions read_train_options(const po::variables_map& vm) {
   c.model = vm["model"].as<std::string>();
   c.dataset.name = vm["dataset"].as<std::string>();
   c.dataset.data_dir = vm["data-dir"].as<std::string>();
+  c.dataset.augment = vm["augment"].as<std::string>();
+  c.dataset.decode = vm["decode"].as<std::string>();
+  c.dataset.crop = vm["crop"].as<int>();
+  if (c.dataset.name.rfind("jpeg:", 0) != 0) {
+    for (const char* jpeg_only : {"augment", "decode", "crop"}) {
+      if (!vm[jpeg_only].defaulted()) {
+        throw_usage(std::string("--") + jpeg_only + " applies to JPEG data sets only; give --dataset jpeg:DIR, or leave it out");
+      }
+    }
+  }
+  c.synthetic_data = vm["synthetic-data"].as<bool>();
   c.epochs = vm["epochs"].as<int>();
   if (declared(vm, "batch-size")) c.batch_size = count<std::size_t>(vm, "batch-size", "batch_size");
   c.lr = vm["lr"].as<double>();

@@ -94,9 +94,32 @@ DatasetSplits load_folder(const fs::path& dir, const std::string& dataset, bool 
 
 }  // namespace
 
+namespace {
+
+std::vector<std::pair<std::string, DatasetLoader>>& registered_loaders() {
+  static std::vector<std::pair<std::string, DatasetLoader>> loaders;
+  return loaders;
+}
+
+DatasetLoader loader_for(const std::string& name) {
+  for (const auto& [prefix, loader] : registered_loaders()) {
+    if (name.rfind(prefix, 0) == 0) return loader;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void register_dataset_loader(const std::string& prefix, DatasetLoader loader) {
+  if (loader_for(prefix) == nullptr) registered_loaders().emplace_back(prefix, loader);
+}
+
+bool has_registered_loader(const std::string& name) { return loader_for(name) != nullptr; }
+
 std::vector<std::string> dataset_names() { return {"fashion-mnist", "synthetic"}; }
 
 DatasetSplits load_dataset(const DatasetSpec& spec) {
+  if (const DatasetLoader loader = loader_for(spec.name)) return loader(spec);
   if (spec.name == "synthetic") {
     const ImageShape shape{1, 28, 28};
     DatasetSplits s;
@@ -120,9 +143,10 @@ void check_dataset_name(const std::string& name) {
     if (n == name) return;
   }
   std::error_code ec;
-  if (fs::is_directory(name, ec)) return;
+  if (fs::is_directory(name, ec) || has_registered_loader(name)) return;
   throw_parameter(ErrorKind::usage, "dataset",
-                  name + ": unknown dataset; use fashion-mnist, synthetic, or a folder holding MNIST-format IDX files");
+                  name + ": unknown dataset; use fashion-mnist, synthetic, or a folder holding MNIST-format IDX files" +
+                      (has_registered_loader("jpeg:") ? std::string(" (or jpeg:DIR, a set from scalelab data make-jpeg)") : ""));
 }
 
 }  // namespace scalelab::data

@@ -122,6 +122,10 @@ nlohmann::json config_json(const TrainConfig& c) {
           {"fusion_threshold", c.bucket_cap_bytes},  // its former name, for readers of earlier records
           {"fp16_allreduce", c.fp16_allreduce},
           {"backward_passes_per_step", c.backward_passes_per_step},
+          {"augment", c.dataset.augment},
+          {"decode", c.dataset.decode},
+          {"crop", c.dataset.crop},
+          {"synthetic_data", c.synthetic_data},
           {"loader_workers", c.loader_workers},
           {"prefetch", c.prefetch},
           {"throughput_skip", c.throughput_skip},

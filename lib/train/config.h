@@ -19,7 +19,7 @@ namespace scalelab::train {
 struct TrainConfig {
   std::string model = "cnn";
   std::string device = "cpu";         // where the engine computes: cpu or cuda (train/engine.h)
-  data::DatasetSpec dataset;          // name, data_dir, seed for synthetic
+  data::DatasetSpec dataset;          // name, data_dir, seed for synthetic; augment, decode, crop for jpeg:DIR
   int epochs = 1;
   std::size_t batch_size = 128;       // per rank and per backward pass
   double lr = 0.001;
@@ -35,7 +35,8 @@ struct TrainConfig {
   std::size_t bucket_cap_bytes = nn::kDefaultBucketCapBytes;  // float32 gradient bytes per allreduce bucket (nn/step_plan.h); 0: one per tensor
   bool fp16_allreduce = false;        // compress gradients to float16 on the wire
   int backward_passes_per_step = 1;   // micro-batches accumulated locally per optimizer step
-  int loader_workers = 1;             // data loader threads per rank
+  int loader_workers = 1;             // data loader threads per rank (with jpeg:DIR, the decoding threads)
+  bool synthetic_data = false;        // the first batch's samples prepared once and reused: no input pipeline
   int prefetch = 2;                   // batches prepared ahead
   bool evaluate = true;               // test-set evaluation after every epoch
   std::size_t throughput_skip = 5;    // steps excluded from images/sec at the start of each epoch

@@ -36,6 +36,10 @@ std::vector<comm::NamedValue> agreed_fields(const TrainConfig& c) {
                                                               c.dataset.synthetic_test)
                                                 : c.dataset.name},
       {"data_dir", c.dataset.data_dir},
+      {"augment", c.dataset.augment},
+      {"decode", c.dataset.decode},
+      {"crop", std::to_string(c.dataset.crop)},
+      {"synthetic_data", text(c.synthetic_data)},
       {"epochs", std::to_string(c.epochs)},
       {"batch_size", std::to_string(c.batch_size)},
       {"lr", text(c.lr)},

@@ -16,6 +16,7 @@
 #include "core/output_path.h"
 #include "core/timer.h"
 #include "data/loader.h"
+#include "data/prepared.h"
 #include "data/sampler.h"
 #include "nn/compute.h"
 #include "train/checkpoint.h"
@@ -54,6 +55,11 @@ Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::mo
   data::DatasetSplits splits = data::load_dataset(config_.dataset);
   train_ = std::move(splits.train);
   test_ = std::move(splits.test);
+  if (config_.synthetic_data) {  // the first global batch's worth of samples, prepared once
+    const std::size_t global = config_.batch_size * static_cast<std::size_t>(config_.backward_passes_per_step) *
+                               static_cast<std::size_t>(comm_.size());
+    train_ = std::make_unique<data::PreparedDataset>(*train_, global);
+  }
   // The sampler's own checks (more ranks than samples) come first.
   const data::ShardedSampler probe(train_->size(), comm_.size(), comm_.rank(), config_.seed, true);
   const std::size_t per_step = config_.batch_size * static_cast<std::size_t>(config_.backward_passes_per_step);

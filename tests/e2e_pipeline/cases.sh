@@ -107,6 +107,33 @@ PY
     "${run[@]}" --on-bad-sample skip --json p.json || fail "skip"
     [ "$(json p.json '[(r["images"], r["skipped"]) for r in d["rows"]] == [(61, 3)] * 4')" = True ] || fail "skipped samples not counted"
     ;;
+  train)
+    # `train --dataset jpeg:DIR`: the loader decodes and augments as it trains, at 1 and 2 ranks;
+    # --synthetic-data prepares one batch once; bad options and a set without its test split are
+    # one line, exit 2.
+    fixture_set
+    expect_error 2 "jpeg:set: no test set in set/test; make one with .scalelab data make-jpeg --split test" -- \
+      "$SCALELAB" train --dataset jpeg:set --model cnn --crop 28 --epochs 1 --batch-size 8
+    "$SCALELAB" data make-jpeg --from idx --split test --size 64 --quality 85 --colour --out set/test > /dev/null \
+      || fail "make-jpeg --split test"
+    "$SCALELAB" train --dataset jpeg:set --model cnn --crop 28 --epochs 1 --batch-size 8 --json one.json | tee one.txt \
+      || fail "train on the JPEG set"
+    grep -q "on jpeg:set (64 training, 16 test samples)" one.txt || fail "the set is not named with its sizes"
+    [ "$(json one.json 'd["config"]["dataset"], d["config"]["crop"], d["epochs"][0]["test_accuracy"] >= 0')" = "jpeg:set 28 True" ] \
+      || fail "one.json"
+    "$SCALELAB" run -np 2 -- train --dataset jpeg:set --model mlp --crop 28 --epochs 1 --batch-size 8 --loader-workers 2 \
+      --augment complex --decode fast --json two.json > two.txt 2>&1 || { cat two.txt; fail "train on 2 ranks"; }
+    [ "$(json two.json 'd["ranks"], d["complete"], d["config"]["augment"], d["config"]["decode"]')" = "2 True complex fast" ] \
+      || fail "two.json"
+    "$SCALELAB" train --dataset jpeg:set --model mlp --crop 28 --epochs 1 --batch-size 8 --synthetic-data --json syn.json > syn.txt \
+      || fail "--synthetic-data"
+    [ "$(json syn.json 'd["config"]["synthetic_data"]')" = "True" ] || fail "syn.json"
+    expect_error 2 "^error: --augment applies to JPEG data sets only" -- "$SCALELAB" train --dataset synthetic --augment complex
+    expect_error 2 "^error: --crop 80: the crop must fit set's 64x64 images" -- \
+      "$SCALELAB" train --dataset jpeg:set --model mlp --crop 80 --epochs 1
+    expect_error 2 "^error: --augment fancy: give simple or complex" -- "$SCALELAB" train --dataset jpeg:set --augment fancy
+    echo PASS
+    ;;
   *) fail "unknown case $CASE" ;;
 esac
 echo "PASS $CASE"
