@@ -95,6 +95,7 @@ int cmd_pipeline(const Args& args) {
               set.size(), set.index().width, set.index().height, set.index().channels, images, (*vm)["batch-size"].as<int>());
   std::printf("%7s %8s %8s %10s %9s %9s %9s %9s %9s %8s\n", "workers", "augment", "decode", "images/s", "read_s",
               "decode_s", "augment_s", "batch_s", "MB/s", "skipped");
+  std::fflush(stdout);
   nlohmann::json doc = make_envelope("pipeline", 1, args.full);
   doc["dataset"] = set.dir();
   doc["images"] = images;
@@ -127,6 +128,7 @@ int cmd_pipeline(const Args& args) {
         const double mbps = ips * static_cast<double>(pipe.output_shape().elements() * sizeof(float)) / 1e6;
         std::printf("%7d %8s %8s %10.1f %9.3f %9.3f %9.3f %9.3f %9.1f %8zu\n", w, data::name_of(a).c_str(),
                     data::name_of(d).c_str(), ips, st.read, st.decode, st.augment, st.batch, mbps, pipe.skipped());
+        std::fflush(stdout);  // a row as soon as it is measured, also into a pipe or a lab's log
         doc["rows"].push_back({{"workers", w},
                                {"augment", data::name_of(a)},
                                {"decode", data::name_of(d)},
