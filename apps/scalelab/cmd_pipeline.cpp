@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "commands.h"
 #include "core/cpu_share.h"
@@ -27,10 +28,14 @@ int cmd_pipeline(const Args& args) {
       "seed", po::value<std::uint64_t>()->default_value(42), "augmentation seed")(
       "cold", po::bool_switch(), "drop each JPEG from the page cache before reading it (posix_fadvise)")(
       "on-bad-sample", po::value<std::string>()->default_value("stop"), "stop (one line, exit 2) or skip (count them)")(
+      "predict", po::bool_switch(),
+      "first time one worker per augmentation and IDCT (the per-core rates), then predict every row from them "
+      "(rate x min(workers, cores)) and print the prediction beside the measurement")(
       "json", po::value<std::string>(), "write the rows as JSON (schema scalelab.pipeline)");
   const auto vm = parse(args,
                         "scalelab pipeline --dataset jpeg:DIR [--workers 1,2] [--augment simple,complex]\n"
-                        "                  [--decode accurate,fast] [--batch-size N] [--images N] [--cold] [--json FILE]\n\n"
+                        "                  [--decode accurate,fast] [--batch-size N] [--images N] [--cold] [--predict]\n"
+                        "                  [--json FILE]\n\n"
                         "Runs the JPEG input pipeline alone (read, decode, augment, batch into NCHW float32) for every\n"
                         "combination of the lists and prints images/s, the seconds each stage took (summed over the\n"
                         "workers) and the decoded tensors' MB/s beside what PCIe Gen3/4/5 x16 carries host to device.\n\n"
@@ -93,8 +98,63 @@ int cmd_pipeline(const Args& args) {
 
   std::printf("# scalelab pipeline: %s, %zu images of %ux%ux%u, %zu per configuration, batch %d\n", set.dir().c_str(),
               set.size(), set.index().width, set.index().height, set.index().channels, images, (*vm)["batch-size"].as<int>());
-  std::printf("%7s %8s %8s %10s %9s %9s %9s %9s %9s %8s\n", "workers", "augment", "decode", "images/s", "read_s",
-              "decode_s", "augment_s", "batch_s", "MB/s", "skipped");
+  auto options_for = [&](int w, data::Augment a, data::JpegIdct d) {
+    data::PipelineOptions o;
+    o.workers = w;
+    o.augment = a;
+    o.idct = d;
+    o.batch = (*vm)["batch-size"].as<int>();
+    o.crop = (*vm)["crop"].as<int>();
+    o.seed = (*vm)["seed"].as<std::uint64_t>();
+    o.cold = (*vm)["cold"].as<bool>();
+    o.prefetch = (*vm)["prefetch"].as<int>();
+    o.on_bad = on_bad == "skip" ? data::BadSamples::skip : data::BadSamples::stop;
+    return o;
+  };
+  // A warm-up run with the most workers, not reported: the first pipeline of a process ran up to a
+  // quarter faster than every later one here (its threads got fresh malloc arenas; later ones reuse
+  // them), which would favour whichever configuration came first.
+  {
+    const int most = *std::max_element(workers.begin(), workers.end());
+    const std::vector<std::size_t> warm(stream.begin(), stream.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(
+                                                                             stream.size(), static_cast<std::size_t>(most) * 2 *
+                                                                                                static_cast<std::size_t>((*vm)["batch-size"].as<int>()))));
+    data::Pipeline pipe(set, warm, options_for(most, augments.front(), idcts.front()));
+    data::Batch b;
+    while (pipe.next(b)) {
+    }
+  }
+  // --predict: the per-core rate of each augmentation and IDCT, from one worker over half of
+  // the images (at least one batch), before any measured row.
+  const bool predict = (*vm)["predict"].as<bool>();
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  nlohmann::json per_core = nlohmann::json::array();
+  auto per_core_rate = [&](data::Augment a, data::JpegIdct d) {
+    for (const auto& r : per_core) {
+      if (r["augment"] == data::name_of(a) && r["decode"] == data::name_of(d)) return r["images_per_s"].get<double>();
+    }
+    return 0.0;
+  };
+  if (predict) {
+    const std::size_t probe_n = std::max<std::size_t>(images / 2, static_cast<std::size_t>((*vm)["batch-size"].as<int>()));
+    const std::vector<std::size_t> probe(stream.begin(), stream.begin() + static_cast<std::ptrdiff_t>(std::min(probe_n, stream.size())));
+    for (const data::Augment a : augments) {
+      for (const data::JpegIdct d : idcts) {
+        data::Pipeline pipe(set, probe, options_for(1, a, d));
+        data::Batch b;
+        std::size_t delivered = 0;
+        while (pipe.next(b)) delivered += static_cast<std::size_t>(b.count);
+        const double busy = pipe.stage_seconds().total();
+        per_core.push_back({{"augment", data::name_of(a)}, {"decode", data::name_of(d)}, {"images", delivered},
+                            {"images_per_s", busy > 0 ? static_cast<double>(delivered) / busy : 0.0}});
+        std::printf("# per core, %s augmentation, %s IDCT: %.1f images/s (one worker, %zu images, its stages' busy time)\n",
+                    data::name_of(a).c_str(), data::name_of(d).c_str(), per_core.back()["images_per_s"].get<double>(), delivered);
+      }
+    }
+    std::printf("# predicted images/s = per-core rate x min(workers, %d cores)\n", cores);
+  }
+  std::printf("%7s %8s %8s %10s %9s %9s %9s %9s %9s %8s%s\n", "workers", "augment", "decode", "images/s", "read_s",
+              "decode_s", "augment_s", "batch_s", "MB/s", "skipped", predict ? "  predicted  error" : "");
   std::fflush(stdout);
   nlohmann::json doc = make_envelope("pipeline", 1, args.full);
   doc["dataset"] = set.dir();
@@ -107,16 +167,7 @@ int cmd_pipeline(const Args& args) {
   for (const int w : workers) {
     for (const data::Augment a : augments) {
       for (const data::JpegIdct d : idcts) {
-        data::PipelineOptions o;
-        o.workers = w;
-        o.augment = a;
-        o.idct = d;
-        o.batch = (*vm)["batch-size"].as<int>();
-        o.crop = (*vm)["crop"].as<int>();
-        o.seed = (*vm)["seed"].as<std::uint64_t>();
-        o.cold = (*vm)["cold"].as<bool>();
-        o.prefetch = (*vm)["prefetch"].as<int>();
-        o.on_bad = on_bad == "skip" ? data::BadSamples::skip : data::BadSamples::stop;
+        const data::PipelineOptions o = options_for(w, a, d);
         const auto t0 = std::chrono::steady_clock::now();
         data::Pipeline pipe(set, stream, o);
         data::Batch b;
@@ -126,8 +177,11 @@ int cmd_pipeline(const Args& args) {
         const data::StageSeconds st = pipe.stage_seconds();
         const double ips = static_cast<double>(delivered) / s;
         const double mbps = ips * static_cast<double>(pipe.output_shape().elements() * sizeof(float)) / 1e6;
-        std::printf("%7d %8s %8s %10.1f %9.3f %9.3f %9.3f %9.3f %9.1f %8zu\n", w, data::name_of(a).c_str(),
+        const double predicted = per_core_rate(a, d) * std::min(w, cores);
+        std::printf("%7d %8s %8s %10.1f %9.3f %9.3f %9.3f %9.3f %9.1f %8zu", w, data::name_of(a).c_str(),
                     data::name_of(d).c_str(), ips, st.read, st.decode, st.augment, st.batch, mbps, pipe.skipped());
+        if (predict) std::printf(" %10.1f %+6.1f%%", predicted, 100 * (predicted - ips) / ips);
+        std::printf("\n");
         std::fflush(stdout);  // a row as soon as it is measured, also into a pipe or a lab's log
         doc["rows"].push_back({{"workers", w},
                                {"augment", data::name_of(a)},
@@ -139,8 +193,13 @@ int cmd_pipeline(const Args& args) {
                                {"decoded_MBps", mbps},
                                {"stage_seconds",
                                 {{"read", st.read}, {"decode", st.decode}, {"augment", st.augment}, {"batch", st.batch}}}});
+        if (predict) doc["rows"].back()["predicted_images_per_s"] = predicted;
       }
     }
+  }
+  if (predict) {
+    doc["per_core_images_per_s"] = per_core;
+    doc["cores"] = cores;
   }
   const RankLoad load = meter.stop(*std::max_element(workers.begin(), workers.end()));
   doc["load_average_start"] = load.load_average_start;

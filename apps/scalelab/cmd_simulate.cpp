@@ -3,6 +3,7 @@
 // a `scalelab.simulate` JSON record, a Chrome trace of one simulated step and charts.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -48,7 +49,35 @@ constexpr const char* kUsage =
 struct Parsed {
   sim::ScalingRequest request;
   std::string json, timeline, chart;
+  std::string decode_rate_from;  // the pipeline record --decode-rate named, if it named one
 };
+
+// The host's per-core decoding rate measured by `scalelab pipeline --predict --json FILE`: its
+// complex-augmentation, accurate-IDCT rate (the ImageNet recipe's random-resized crop) where it was
+// measured, else its first. An input error names the file when it holds none.
+double pipeline_per_core_rate(const std::string& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    throw_parameter(ErrorKind::usage, "decode_rate",
+                    file + ": neither a number nor a file; give samples per second per core, or a file written by "
+                           "scalelab pipeline --predict --json");
+  }
+  const nlohmann::json doc = read_json_file(file);
+  if (!doc.is_object() || doc.value("schema", std::string()) != "scalelab.pipeline" || !doc.contains("per_core_images_per_s") ||
+      !doc["per_core_images_per_s"].is_array() || doc["per_core_images_per_s"].empty()) {
+    throw_parameter(ErrorKind::input, "decode_rate",
+                    file + ": not a number, nor a pipeline record with per-core rates; give samples per second per core, or "
+                           "a file written by scalelab pipeline --predict --json");
+  }
+  const nlohmann::json& rates = doc["per_core_images_per_s"];
+  const nlohmann::json* pick = &rates[0];
+  for (const auto& r : rates) {
+    if (r.value("augment", std::string()) == "complex" && r.value("decode", std::string()) == "accurate") pick = &r;
+  }
+  const double rate = pick->value("images_per_s", 0.0);
+  if (!(rate > 0)) throw_parameter(ErrorKind::input, "decode_rate", file + ": its per-core rate is not positive; measure it again");
+  return rate;
+}
 
 std::vector<int> parse_counts(const std::string& text) {
   std::vector<int> counts;
@@ -88,7 +117,9 @@ std::optional<Parsed> parse_simulate(const Args& args) {
       ("algo", po::value<std::string>()->default_value(""),
        "allreduce algorithm as `scalelab predict` names it (default: auto, what NCCL would choose, on GPUs; train's own on this machine)")
       ("optimizer", po::value<std::string>()->default_value("sgd"), "sgd (with momentum), adam, lars or lamb: its memory traffic")
-      ("decode-rate", po::value<double>(), "samples one host core decodes and augments per second (default: 80 for JPEG images, none for decoded data)")
+      ("decode-rate", po::value<std::string>(),
+       "samples one host core decodes and augments per second (default: 80 for JPEG images, none for decoded data), or a "
+       "`scalelab pipeline --predict --json` record whose measured per-core rate to use (complex augmentation, accurate IDCT where measured)")
       ("profile", po::value<std::string>(), "calibration profile for --machine this")
       ("json", po::value<std::string>()->default_value(""), "write the rows (schema scalelab.simulate)")
       ("timeline", po::value<std::string>()->default_value(""), "Chrome trace of one simulated step at the largest count")
@@ -130,8 +161,19 @@ std::optional<Parsed> parse_simulate(const Args& args) {
   if (p2p != "on" && p2p != "off") usage_error(args, "--p2p " + p2p + ": use on or off");
   q.p2p = p2p == "on";
   if (vm->count("decode-rate")) {
-    q.decode_per_core_per_s = (*vm)["decode-rate"].as<double>();
-    if (!(q.decode_per_core_per_s >= 0)) usage_error(args, "--decode-rate: give samples per second per core, 0 or more");
+    const std::string rate = (*vm)["decode-rate"].as<std::string>();
+    std::size_t used = 0;
+    try {
+      q.decode_per_core_per_s = std::stod(rate, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == rate.size()) {
+      if (!(q.decode_per_core_per_s >= 0)) usage_error(args, "--decode-rate " + rate + ": give samples per second per core, 0 or more");
+    } else {
+      q.decode_per_core_per_s = pipeline_per_core_rate(rate);
+      p.decode_rate_from = rate;
+    }
   }
   p.json = (*vm)["json"].as<std::string>();
   p.timeline = (*vm)["timeline"].as<std::string>();
@@ -158,6 +200,13 @@ void print_table(const sim::ScalingResult& r, const sim::ScalingRequest& q) {
                 100.0 * row.scaling_efficiency, row.step.bottleneck.c_str());
   }
   std::printf("# predicted by the step model (docs/simulator.md), not measured\n");
+}
+
+void print_decode_source(const Parsed& p) {
+  if (!p.decode_rate_from.empty()) {
+    std::printf("# host decoding: %.1f samples/s per core, measured by scalelab pipeline (%s)\n",
+                p.request.decode_per_core_per_s, p.decode_rate_from.c_str());
+  }
 }
 
 nlohmann::json record(const sim::ScalingResult& r, const sim::ScalingRequest& q, const Args& args) {
@@ -270,7 +319,12 @@ int cmd_simulate(const Args& args) {
   if (!parsed) return 0;
   const sim::ScalingResult r = sim::simulate_scaling(parsed->request);
   print_table(r, parsed->request);
-  if (!parsed->json.empty()) write_json_file(parsed->json, record(r, parsed->request, args));
+  print_decode_source(*parsed);
+  if (!parsed->json.empty()) {
+    nlohmann::json doc = record(r, parsed->request, args);
+    if (!parsed->decode_rate_from.empty()) doc["decode_rate_from"] = parsed->decode_rate_from;
+    write_json_file(parsed->json, doc);
+  }
   if (!parsed->timeline.empty()) write_timeline(parsed->timeline, r);
   if (!parsed->chart.empty()) write_charts(parsed->chart, r, parsed->request.machine);
   return 0;

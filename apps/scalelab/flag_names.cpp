@@ -38,6 +38,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"dataset", "--dataset"},
     {"decay", "--lr-schedule"},
     {"decode", "--decode"},
+    {"decode_rate", "--decode-rate"},
     {"device", "--device"},
     {"epochs", "--epochs"},
     {"evaluate", "evaluation (--no-eval)"},

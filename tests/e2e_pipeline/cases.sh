@@ -134,6 +134,26 @@ PY
     expect_error 2 "^error: --augment fancy: give simple or complex" -- "$SCALELAB" train --dataset jpeg:set --augment fancy
     echo PASS
     ;;
+  predict)
+    # pipeline --predict: per-core rates first, then a prediction beside every row; simulate reads
+    # the measured per-core rate from the record (--decode-rate FILE).
+    fixture_set
+    "$SCALELAB" pipeline --dataset jpeg:set --workers 1,2 --batch-size 8 --images 64 --predict --json p.json | tee p.txt \
+      || fail "pipeline --predict"
+    grep -q "^# per core, complex augmentation, accurate IDCT: [0-9.]* images/s" p.txt || fail "no per-core rate line"
+    [ "$(json p.json 'len(d["per_core_images_per_s"]), all(r["predicted_images_per_s"] > 0 for r in d["rows"])')" = "4 True" ] \
+      || fail "p.json lacks the per-core rates or the predictions"
+    "$SCALELAB" simulate --workload resnet50 --machine dgx1 --gpus 4 --batch-size 64 --decode-rate p.json --json s.json | tee s.txt \
+      || fail "simulate --decode-rate FILE"
+    grep -q "^# host decoding: [0-9.]* samples/s per core, measured by scalelab pipeline (p.json)" s.txt || fail "simulate does not say where the rate came from"
+    [ "$(json s.json 'd["decode_rate_from"]')" = p.json ] || fail "s.json"
+    [ "$(python3 -c "import json; p=json.load(open('p.json')); s=json.load(open('s.json')); print([r['images_per_s'] for r in p['per_core_images_per_s'] if r['augment']=='complex' and r['decode']=='accurate'] == [s['decode_per_core_per_s']])")" = True ] \
+      || fail "simulate did not take the complex, accurate per-core rate"
+    expect_error 2 "^error: --decode-rate nosuch.json: neither a number nor a file" -- \
+      "$SCALELAB" simulate --workload resnet50 --machine dgx1 --gpus 4 --decode-rate nosuch.json
+    expect_error 2 "^error: --decode-rate set/manifest.json: not a number, nor a pipeline record" -- \
+      "$SCALELAB" simulate --workload resnet50 --machine dgx1 --gpus 4 --decode-rate set/manifest.json
+    ;;
   *) fail "unknown case $CASE" ;;
 esac
 echo "PASS $CASE"
