@@ -11,6 +11,7 @@
 #include "core/results.h"
 #include "core/text.h"
 #include "data/pipeline.h"
+#include "sim/workload.h"
 #include "topo/link.h"
 
 namespace scalelab::cli {
@@ -28,6 +29,8 @@ int cmd_pipeline(const Args& args) {
       "seed", po::value<std::uint64_t>()->default_value(42), "augmentation seed")(
       "cold", po::bool_switch(), "drop each JPEG from the page cache before reading it (posix_fadvise)")(
       "on-bad-sample", po::value<std::string>()->default_value("stop"), "stop (one line, exit 2) or skip (count them)")(
+      "workload", po::value<std::string>()->default_value("resnet50"),
+      "the network whose gradients the PCIe arithmetic compares with (a catalog workload or file)")(
       "predict", po::bool_switch(),
       "first time one worker per augmentation and IDCT (the per-core rates), then predict every row from them "
       "(rate x min(workers, cores)) and print the prediction beside the measurement")(
@@ -81,6 +84,7 @@ int cmd_pipeline(const Args& args) {
   const std::size_t images = (*vm)["images"].as<std::size_t>();
   if (images == 0) usage_error(args, "--images 0: give at least one image per configuration");
 
+  const sim::Workload network = sim::resolve_workload((*vm)["workload"].as<std::string>());  // a bad name fails before the work
   const data::JpegDataset set(dataset.substr(5));
   if (set.size() == 0) usage_error(args, "--dataset " + dataset + ": the data set holds no images");
   std::vector<std::size_t> stream(images);
@@ -214,6 +218,18 @@ int cmd_pipeline(const Args& args) {
     link_rows.push_back({{"link", name}, {"copy_MBps", mbps}});
   }
   doc["host_to_device"] = link_rows;
+  // The course's other PCIe figure: the gradients each GPU sends and receives every step, at the
+  // step rate the fastest configuration would feed (a batch per step).
+  {
+    double best_ips = 0;
+    for (const auto& r : doc["rows"]) best_ips = std::max(best_ips, r["images_per_s"].get<double>());
+    const double steps_per_s = best_ips / (*vm)["batch-size"].as<int>();
+    const double grad_MB = static_cast<double>(network.parameters()) * 4 / 1e6;
+    std::printf("%s's gradients: %.1f MB of float32 per step; a GPU training at the pipeline's pace (%.1f steps/s of %d) would "
+                "send and receive %.0f MB/s of them\n",
+                network.name.c_str(), grad_MB, steps_per_s, (*vm)["batch-size"].as<int>(), grad_MB * steps_per_s);
+    doc["gradients"] = {{"workload", network.name}, {"MB_per_step", grad_MB}, {"steps_per_s", steps_per_s}, {"MBps", grad_MB * steps_per_s}};
+  }
   if (vm->count("json")) write_json_file((*vm)["json"].as<std::string>(), doc);
   return 0;
 }
