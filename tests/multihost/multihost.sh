@@ -61,6 +61,18 @@ if [ "$mode" = slurm ]; then
   done
 fi
 case $mode in train|slurm) baseline ;; esac
+same_as_one_host() {  # same_as_one_host RECORD WHAT: 2 ranks, complete, the one-host run's figures
+  python3 - "$1" "$work/one-host.json" "$2" <<'PY' || fail "the records differ"
+import json, sys
+t, o = (json.load(open(p)) for p in sys.argv[1:3])
+keys = ("loss", "accuracy", "test_loss", "test_accuracy")
+a = [{k: e[k] for k in keys} for e in t["epochs"]]
+b = [{k: e[k] for k in keys} for e in o["epochs"]]
+assert t["ranks"] == 2 and t["complete"], (t["ranks"], t["complete"])
+assert a == b, (a, b)
+print(sys.argv[3] + ": losses and accuracies identical to one host's:", a)
+PY
+}
 export OMPI_MCA_plm_rsh_agent=$work/ns-agent.sh OMPI_MCA_btl=tcp,self
 export OMPI_MCA_btl_tcp_if_include=$pre.0/24 OMPI_MCA_oob_tcp_if_include=$pre.0/24
 run=("$scalelab" run -np 2 -H $a:1,$b:1 --)
@@ -69,16 +81,7 @@ case $mode in
 train)
   timeout 120 "${run[@]}" train --model mlp --max-steps 30 --batch-size 64 --seed 7 --json "$work/two-hosts.json" \
     >"$work/train.out" 2>&1 || fail "training across the hosts failed: $(tail -3 "$work/train.out")"
-  python3 - "$work/two-hosts.json" "$work/one-host.json" <<'PY' || fail "the records differ"
-import json, sys
-t, o = (json.load(open(p)) for p in sys.argv[1:3])
-keys = ("loss", "accuracy", "test_loss", "test_accuracy")
-a = [{k: e[k] for k in keys} for e in t["epochs"]]
-b = [{k: e[k] for k in keys} for e in o["epochs"]]
-assert t["ranks"] == 2 and t["complete"], (t["ranks"], t["complete"])
-assert a == b, (a, b)
-print("two hosts: losses and accuracies identical to one host's:", a)
-PY
+  same_as_one_host "$work/two-hosts.json" "two hosts"
   ;;
 bench)
   timeout 120 "${run[@]}" bench allreduce -b 1K -e 1M -f 8 --json "$work/bench.json" >"$work/bench.out" 2>&1 \
@@ -146,34 +149,12 @@ slurm)
   # (the same port on each host's own address), munge through a socket file both hosts see.
   mkdir -p "$work"/state "$work"/log
   port=$((20000 + id % 20000))
-  cat > "$work/slurm.conf" <<CONF
-ClusterName=scalelabhosts
-SlurmctldHost=$(hostname -s)($pre.1)
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$work/munge.socket
-StateSaveLocation=$work/state
-SlurmdSpoolDir=$work/spool-%n
-SlurmctldPidFile=$work/slurmctld.pid
-SlurmdPidFile=$work/slurmd-%n.pid
-SlurmctldLogFile=$work/log/slurmctld.log
-SlurmdLogFile=$work/log/slurmd-%n.log
-SlurmctldPort=$port
-SlurmdPort=$((port + 1))
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-MpiDefault=none
-ReturnToService=2
+  . "$(dirname "$0")/../slurm/slurm_conf.sh"
+  write_slurm_conf "$work/slurm.conf" "$work" "$port" "$(hostname -s)($pre.1)" "-%n" <<NODES
 NodeName=$a NodeAddr=$pre.2 CPUs=$(nproc) State=UNKNOWN
 NodeName=$b NodeAddr=$pre.3 CPUs=$(nproc) State=UNKNOWN
 PartitionName=test Nodes=$a,$b Default=YES MaxTime=INFINITE State=UP
-CONF
+NODES
   export SLURM_CONF=$work/slurm.conf
   munged --force -S "$work/munge.socket" --pid-file="$work/munged.pid" --log-file="$work/log/munged.log" \
     || skip "munged does not start here (see $work/log/munged.log)"
@@ -202,16 +183,7 @@ CONF
   submit train -- train --model mlp --max-steps 30 --batch-size 64 --seed 7 --json "$work/two-hosts.json"
   submit info -- info
   grep -q "rank 1: host $b, local rank 0 of 1" "$work/info.out" || fail "rank 1 is not local rank 0 of 1 on $b: $(tail -5 "$work/info.out")"
-  python3 - "$work/two-hosts.json" "$work/one-host.json" <<'PY' || fail "the records differ"
-import json, sys
-t, o = (json.load(open(p)) for p in sys.argv[1:3])
-keys = ("loss", "accuracy", "test_loss", "test_accuracy")
-a = [{k: e[k] for k in keys} for e in t["epochs"]]
-b = [{k: e[k] for k in keys} for e in o["epochs"]]
-assert t["ranks"] == 2 and t["complete"], (t["ranks"], t["complete"])
-assert a == b, (a, b)
-print("srun across two hosts: one rank on each, losses and accuracies identical to one host's:", a)
-PY
+  same_as_one_host "$work/two-hosts.json" "srun across two hosts, one rank on each"
   ;;
 *) fail "unknown mode $mode" ;;
 esac

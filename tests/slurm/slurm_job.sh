@@ -28,33 +28,11 @@ cleanup() {
   pkill -9 -f "$work/"
 }
 trap cleanup EXIT
-cat > "$work/slurm.conf" <<CONF
-ClusterName=scalelabtest
-SlurmctldHost=$host
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-AuthInfo=socket=$work/munge.socket
-StateSaveLocation=$work/state
-SlurmdSpoolDir=$work/spool
-SlurmctldPidFile=$work/slurmctld.pid
-SlurmdPidFile=$work/slurmd.pid
-SlurmctldLogFile=$work/log/slurmctld.log
-SlurmdLogFile=$work/log/slurmd.log
-SlurmctldPort=$port
-SlurmdPort=$((port + 1))
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-MpiDefault=none
-ReturnToService=2
+. "$(dirname "$0")/slurm_conf.sh"
+write_slurm_conf "$work/slurm.conf" "$work" "$port" "$host" "" <<NODES
 NodeName=$host CPUs=$(nproc) State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
-CONF
+NODES
 export SLURM_CONF=$work/slurm.conf
 munged --force -S "$work/munge.socket" --pid-file="$work/munged.pid" --log-file="$work/log/munged.log" \
   || skip "munged does not start here (see $work/log/munged.log)"
