@@ -191,7 +191,7 @@ case $CASE in
     for i in $(seq 1 60); do
       victim=$(for p in $(pgrep -f "scalelab train --dataset synthetic --model cnn"); do
                  tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && echo $p; done)
-      [ -n "$victim" ] && grep -q "^Epoch 1/1" out.txt && break
+      [ -n "$victim" ] && grep -q "^Epoch 1/200" out.txt && break
       sleep 0.5
     done
     [ -n "$victim" ] || fail "rank 1 never started"
@@ -208,13 +208,15 @@ case $CASE in
     if pgrep -f "scalelab train --dataset synthetic --model cnn" > /dev/null; then fail "a rank survived"; fi ;;
   rank_stopped)
     # A peer that stops without dying (SIGSTOP): mpirun sees nothing; the stall watchdog ends rank 0.
-    "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --batch-size 8 --max-steps 100000 \
-        --epochs 1 --stall-timeout 5 > out.txt 2>&1 &
+    # Many epochs (an epoch of 3,750 steps takes about a second on a fast core), so that the job is
+    # still training when rank 1 is stopped.
+    "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --batch-size 8 --epochs 200 --no-eval \
+        --stall-timeout 5 > out.txt 2>&1 &
     launcher=$!
     for i in $(seq 1 60); do
       victim=$(for p in $(pgrep -f "scalelab train --dataset synthetic --model mlp --batch-size 8"); do
                  tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && echo $p; done)
-      [ -n "$victim" ] && grep -q "^Epoch 1/1" out.txt && break
+      [ -n "$victim" ] && grep -q "^Epoch 1/200" out.txt && break
       sleep 0.5
     done
     [ -n "$victim" ] || fail "rank 1 never started"
