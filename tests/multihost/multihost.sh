@@ -154,6 +154,7 @@ slurm)
 NodeName=$a NodeAddr=$pre.2 CPUs=$(nproc) State=UNKNOWN
 NodeName=$b NodeAddr=$pre.3 CPUs=$(nproc) State=UNKNOWN
 PartitionName=test Nodes=$a,$b Default=YES MaxTime=INFINITE State=UP
+TmpFS=$work/tmp-%n
 NODES
   export SLURM_CONF=$work/slurm.conf
   munged --force -S "$work/munge.socket" --pid-file="$work/munged.pid" --log-file="$work/log/munged.log" \
@@ -162,10 +163,10 @@ NODES
   for h in $a $b; do
     mkdir -p "$work/spool-$h"
     # nsenter enters only the network namespace (`ip netns exec` would also remount /sys without
-    # the cgroup file systems slurmd checks for at start); a /tmp of its own, as a host has (the
-    # PMIx plugin keeps per-step folders there, which two slurmd sharing one /tmp would collide on).
-    nsenter --net=/run/netns/$h unshare --uts --mount /bin/sh -c \
-      "mount -t tmpfs -o size=256m tmpfs /tmp && hostname $h && exec slurmd -f $SLURM_CONF -N $h" \
+    # the cgroup file systems slurmd checks for at start). TmpFS is per node (tmp-%n): the PMIx
+    # plugin keeps per-step folders there, which two slurmd sharing /tmp would collide on.
+    mkdir -p "$work/tmp-$h"
+    nsenter --net=/run/netns/$h unshare --uts /bin/sh -c "hostname $h && exec slurmd -f $SLURM_CONF -N $h" \
       || skip "slurmd does not start in $h's namespace (see $work/log/slurmd-$h.log)"
   done
   for _ in $(seq 1 30); do
