@@ -5,12 +5,16 @@
 // pipeline waits for its data. Last, the step simulator takes the same question to 4 V100 of a
 // DGX-1 and to a DGX H100, with the host-to-device arithmetic of the course.
 // Handout: docs/labs/lab4.md. Run: `lab4 --quick` or `lab4`.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "lab_main.h"
+#include "report/chart.h"
 
 namespace {
 
@@ -65,35 +69,98 @@ void pipeline_alone(StepContext& ctx) {
           "exactly twice as much on this machine?");
 }
 
+// The pipeline-alone rate of step 2 (simple augmentation, accurate IDCT) at `workers`, or 0 when
+// step 2 has not run in this output folder.
+double pipeline_alone_rate(const StepContext& ctx, int workers) {
+  const std::string f = ctx.out("pipeline.json");
+  if (!std::filesystem::exists(f)) return 0;
+  std::ifstream in(f);
+  const Json doc = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.contains("rows")) return 0;
+  const Json* r = pipeline_row(doc, workers, "simple", "accurate");
+  return r ? r->at("images_per_s").get<double>() : 0.0;
+}
+
+// One chart per model: against loader threads, the pipeline alone (step 2), the model alone
+// (synthetic data), the slower of the two (what training can reach) and training on the JPEGs.
+void model_chart(StepContext& ctx, const std::string& model, const Json& row) {
+  namespace report = scalelab::report;
+  report::Chart chart;
+  chart.title = fmt::format("{}: training runs at the pace of the slower of its pipeline and its compute", model);
+  chart.x_label = "loader threads";
+  chart.y_label = "images/s";
+  chart.log_y = true;
+  chart.y_format = "%.0f";
+  chart.x_tics = {1, 2};
+  report::Series pipeline{.label = "input pipeline alone (step 2)", .points = {}};
+  report::Series compute{.label = "model alone (synthetic data)", .points = {}};
+  report::Series bound{.label = "the slower of the two", .points = {}, .color = "#999999", .dashtype = 2, .pointtype = 6};
+  report::Series real{.label = "training on the JPEGs", .points = {}};
+  for (const Json& p : row.at("by_loader_threads")) {
+    const double t = p.at("loader_threads").get<double>();
+    const double synthetic = row.at("synthetic").get<double>();
+    const double alone = p.at("pipeline_alone").get<double>();
+    compute.points.emplace_back(t, synthetic);
+    if (alone > 0) {
+      pipeline.points.emplace_back(t, alone);
+      bound.points.emplace_back(t, std::min(alone, synthetic));
+    }
+    real.points.emplace_back(t, p.at("real").get<double>());
+  }
+  if (!pipeline.points.empty()) chart.series.push_back(pipeline);
+  chart.series.push_back(compute);
+  if (!bound.points.empty()) chart.series.push_back(bound);
+  chart.series.push_back(real);
+  try {
+    const auto files = report::write_chart(chart, ctx.out("chart-" + model));
+    ctx.say("  chart: " + files.svg);
+  } catch (const std::exception& e) {
+    ctx.say(std::string("  (no chart: ") + e.what() + ")");
+  }
+}
+
 void real_against_synthetic(StepContext& ctx) {
   const std::string steps = ctx.options().quick ? "40" : "120";
+  auto train = [&](const std::string& model, const std::string& what, std::vector<std::string> extra) {
+    const std::string f = ctx.out(fmt::format("{}-{}.json", model, what));
+    std::vector<std::string> args{"train", "--dataset", "jpeg:" + set_dir(ctx), "--model", model, "--crop", std::to_string(kCrop),
+                                  "--batch-size", std::to_string(kBatch), "--max-steps", steps, "--no-eval", "--json", f};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Json doc = ctx.run(args, f);
+    return doc.at("epochs").back();
+  };
   Json table = Json::array();
   for (const std::string& m : kModels) {
-    double rates[2] = {0, 0};
-    double wait = 0;
-    for (int synthetic = 0; synthetic < 2; ++synthetic) {
-      const std::string f = ctx.out(fmt::format("{}-{}.json", m, synthetic ? "synthetic" : "real"));
-      std::vector<std::string> args{"train", "--dataset", "jpeg:" + set_dir(ctx), "--model", m, "--crop", std::to_string(kCrop),
-                                    "--batch-size", std::to_string(kBatch), "--max-steps", steps, "--no-eval", "--json", f};
-      if (synthetic) args.push_back("--synthetic-data");
-      const Json doc = ctx.run(args, f);
-      const Json& e = doc.at("epochs").back();
-      rates[synthetic] = e.at("images_per_second").get<double>();
-      if (!synthetic) wait = e.at("data_wait_seconds").get<double>() / e.at("seconds").get<double>();
+    const double synthetic = train(m, "synthetic", {"--synthetic-data"}).at("images_per_second").get<double>();
+    Json by_threads = Json::array();
+    for (const int threads : {1, 2}) {
+      const Json e = train(m, threads == 1 ? "real" : "real-2-threads", {"--loader-workers", std::to_string(threads)});
+      by_threads.push_back({{"loader_threads", threads},
+                            {"real", e.at("images_per_second").get<double>()},
+                            {"data_wait_share", e.at("data_wait_seconds").get<double>() / e.at("seconds").get<double>()},
+                            {"pipeline_alone", pipeline_alone_rate(ctx, threads)}});
     }
-    const double ratio = rates[0] / rates[1];
-    table.push_back({{"model", m}, {"real", rates[0]}, {"synthetic", rates[1]}, {"ratio", ratio}, {"data_wait_share", wait}});
+    const Json& one = by_threads.at(0);
+    table.push_back({{"model", m},
+                     {"real", one.at("real")},
+                     {"synthetic", synthetic},
+                     {"ratio", one.at("real").get<double>() / synthetic},
+                     {"data_wait_share", one.at("data_wait_share")},
+                     {"by_loader_threads", by_threads}});
   }
-  ctx.say("\n  model     real JPEGs   synthetic   real/synthetic   share of the epoch waiting for data");
+  ctx.say("\n  model     real JPEGs   synthetic   real/synthetic   waiting for data   real, 2 loader threads");
   for (const Json& r : table) {
-    ctx.say(fmt::format("  {:<8} {:>11.0f} {:>11.0f} {:>16.2f} {:>16.0f}%", r.at("model").get<std::string>(),
+    ctx.say(fmt::format("  {:<8} {:>11.0f} {:>11.0f} {:>16.2f} {:>17.0f}% {:>24.0f}", r.at("model").get<std::string>(),
                         r.at("real").get<double>(), r.at("synthetic").get<double>(), r.at("ratio").get<double>(),
-                        100 * r.at("data_wait_share").get<double>()));
+                        100 * r.at("data_wait_share").get<double>(), r.at("by_loader_threads").at(1).at("real").get<double>()));
   }
   ctx.note("models", table);
+  for (const Json& r : table) model_chart(ctx, r.at("model").get<std::string>(), r);
   ctx.say("The DLI lab's table on 4 V100 (docs/references.md, Course figures): AlexNet 26,791 synthetic against 3,250 real\n"
           "images/s, ResNet-50 2,796 against 2,741. Question: which of the lab models here is the AlexNet of\n"
-          "that table, and which the ResNet-50? What would a faster model do to the ratio?");
+          "that table, and which the ResNet-50? What would a faster model do to the ratio? In each model's chart,\n"
+          "how close does training on the JPEGs come to the slower of its pipeline and its compute, and why\n"
+          "does a second loader thread help one model and cost another?");
 }
 
 void more_workers(StepContext& ctx) {

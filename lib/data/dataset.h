@@ -37,6 +37,13 @@ class Dataset {
   // into `images` (indices.size() * shape().elements() floats) and their labels into `labels`.
   // Thread-safe (const); allocates nothing.
   virtual void fill(std::span<const std::size_t> indices, float* images, std::int32_t* labels) const = 0;
+  // The same for a given epoch: a set that augments at random (a JPEG set's crops and flips) draws
+  // afresh each epoch, as a function of its seed, the epoch and the sample; the others ignore it.
+  virtual void fill_for_epoch(std::uint64_t epoch, std::span<const std::size_t> indices, float* images,
+                              std::int32_t* labels) const {
+    (void)epoch;
+    fill(indices, images, labels);
+  }
 };
 
 // Images and labels held in memory as bytes, as read from IDX files.

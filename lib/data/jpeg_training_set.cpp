@@ -38,6 +38,13 @@ ImageShape JpegTrainingSet::shape() const {
 }
 
 void JpegTrainingSet::fill(std::span<const std::size_t> indices, float* images, std::int32_t* labels) const {
+  fill_for_epoch(0, indices, images, labels);
+}
+
+void JpegTrainingSet::fill_for_epoch(std::uint64_t epoch, std::span<const std::size_t> indices, float* images,
+                                     std::int32_t* labels) const {
+  // Each epoch its own augmentation stream; epoch 0 keeps the seed itself.
+  const std::uint64_t seed = options_.seed ^ (epoch * 0x9e3779b97f4a7c15ULL);
   // Per thread, allocated on a thread's first sample and reused after it.
   thread_local SampleScratch scratch;
   const JpegIndex& index = set_.index();
@@ -46,7 +53,7 @@ void JpegTrainingSet::fill(std::span<const std::size_t> indices, float* images, 
   StageSeconds unused;
   for (std::size_t k = 0; k < indices.size(); ++k) {
     const std::size_t i = indices[k];
-    const AugmentParams p = options_.training ? augment_params(options_.augment, options_.seed, i, w, h, options_.crop)
+    const AugmentParams p = options_.training ? augment_params(options_.augment, seed, i, w, h, options_.crop)
                                               : centre_params(options_.augment, w, h, options_.crop);
     try {
       load_jpeg_sample(set_, fd_, i, p, options_.idct, false, scratch, images + k * per_sample, unused);

@@ -3,8 +3,8 @@
 // (data/loader.h, `train --loader-workers N`) are the input pipeline and the training step waits
 // for them when they are slower than the model (the "data wait" of the timeline and the epoch
 // records). Training samples are augmented (simple or complex) as a function of the seed and the
-// sample's index: a sample gets the same crop and flip in every epoch. Evaluation samples get the
-// centred crop without chance.
+// sample's index and drawn afresh each epoch (fill_for_epoch), whatever the loader's thread count.
+// Evaluation samples get the centred crop without chance.
 //
 //   JpegTrainingSet train("fm-jpeg", {.augment = Augment::simple, .crop = 28}, "fm-jpeg train");
 //   train.fill(indices, images /* n * 1 * 28 * 28 */, labels);
@@ -43,7 +43,10 @@ class JpegTrainingSet final : public Dataset {
   [[nodiscard]] std::size_t size() const override { return set_.size(); }
   [[nodiscard]] ImageShape shape() const override;
   [[nodiscard]] int classes() const override { return static_cast<int>(set_.index().classes); }
+  // Epoch 0's augmentation.
   void fill(std::span<const std::size_t> indices, float* images, std::int32_t* labels) const override;
+  void fill_for_epoch(std::uint64_t epoch, std::span<const std::size_t> indices, float* images,
+                      std::int32_t* labels) const override;
   [[nodiscard]] const JpegDataset& jpegs() const { return set_; }
 
  private:

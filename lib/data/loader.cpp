@@ -30,7 +30,7 @@ BatchLoader::~BatchLoader() {
   for (auto& t : workers_) t.join();
 }
 
-void BatchLoader::start_epoch(std::span<const std::size_t> indices, std::size_t steps) {
+void BatchLoader::start_epoch(std::span<const std::size_t> indices, std::size_t steps, std::uint64_t epoch) {
   if (steps * batch_ > indices.size()) {
     throw_usage("loader: " + std::to_string(steps) + " steps of " + std::to_string(batch_) + " need more than the " +
                 std::to_string(indices.size()) + " indices given");
@@ -49,6 +49,7 @@ void BatchLoader::start_epoch(std::span<const std::size_t> indices, std::size_t 
     steps_ = steps;
     next_claim_ = 0;
     next_deliver_ = 0;
+    epoch_ = epoch;
     ++generation_;
   }
   cv_.notify_all();
@@ -72,11 +73,12 @@ void BatchLoader::work() {
     if (stop_) return;
     const std::size_t step = next_claim_++;
     const std::uint64_t generation = generation_;
+    const std::uint64_t epoch = epoch_;
     slot->state = SlotState::filling;
     const auto first = indices_.subspan(step * batch_, batch_);
     lock.unlock();
     try {
-      dataset_.fill(first, slot->images.data(), slot->labels.data());
+      dataset_.fill_for_epoch(epoch, first, slot->images.data(), slot->labels.data());
     } catch (...) {
       lock.lock();
       error_ = std::current_exception();

@@ -36,7 +36,8 @@ class BatchLoader {
 
   // Begins an epoch of `steps` batches of consecutive indices from `indices` (which must stay
   // alive and unchanged until the epoch is consumed). The previous epoch must be fully consumed.
-  void start_epoch(std::span<const std::size_t> indices, std::size_t steps);
+  // `epoch` goes to the dataset's fill_for_epoch (fresh random augmentation each epoch).
+  void start_epoch(std::span<const std::size_t> indices, std::size_t steps, std::uint64_t epoch = 0);
   // The next batch in order, blocking until a worker has filled it.
   [[nodiscard]] const Batch& next();
   // Returns the batch's buffer to the workers.
@@ -66,6 +67,7 @@ class BatchLoader {
   std::size_t next_claim_ = 0;    // next step a worker will fill
   std::size_t next_deliver_ = 0;  // next step next() returns
   std::uint64_t generation_ = 0;  // epoch counter: workers recheck after start_epoch
+  std::uint64_t epoch_ = 0;       // the caller's epoch number, for the dataset
   bool stop_ = false;
   std::exception_ptr error_;
   double wait_seconds_ = 0.0;

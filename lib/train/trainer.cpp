@@ -180,7 +180,7 @@ TrainResult Trainer::run() {
 
   for (int epoch = static_cast<int>(counters[0]); epoch < config_.epochs; ++epoch) {
     sampler.set_epoch(static_cast<std::uint64_t>(epoch));
-    loader.start_epoch(sampler.indices(), steps * static_cast<std::size_t>(passes));
+    loader.start_epoch(sampler.indices(), steps * static_cast<std::size_t>(passes), static_cast<std::uint64_t>(epoch));
     (void)loader.take_wait_seconds();
     progress.begin_epoch(epoch + 1, config_.epochs, steps);
     const double epoch_t0 = now_seconds();

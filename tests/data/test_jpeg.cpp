@@ -388,6 +388,30 @@ TEST_F(PipelineTest, TheTrainingSetFillsWhatThePipelineDelivers) {
   }
 }
 
+TEST_F(PipelineTest, TrainingAugmentationIsDrawnAfreshEachEpochAndEvaluationIsNot) {
+  std::vector<std::size_t> all(23);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  auto fill = [&](const JpegTrainingSet& set, std::uint64_t epoch) {
+    std::vector<float> images(23 * 3 * 40 * 40);
+    std::vector<std::int32_t> labels(23);
+    set.fill_for_epoch(epoch, all, images.data(), labels.data());
+    return std::make_pair(images, labels);
+  };
+  for (const Augment a : {Augment::simple, Augment::complex}) {
+    const JpegTrainingSet train(dir_.string(), {.augment = a, .crop = 40, .seed = 7}, "t");
+    std::vector<float> epoch0(23 * 3 * 40 * 40);
+    std::vector<std::int32_t> labels0(23);
+    train.fill(all, epoch0.data(), labels0.data());
+    EXPECT_EQ(fill(train, 0).first, epoch0) << "fill() is epoch 0's augmentation";
+    const auto [epoch1, labels1] = fill(train, 1);
+    EXPECT_NE(epoch1, epoch0) << name_of(a) << ": epoch 1 took the same crops and flips as epoch 0";
+    EXPECT_EQ(labels1, labels0);
+    EXPECT_EQ(fill(train, 1).first, epoch1) << "an epoch's augmentation is reproducible";
+    const JpegTrainingSet test(dir_.string(), {.augment = a, .crop = 40, .seed = 7, .training = false}, "t");
+    EXPECT_EQ(fill(test, 3).first, fill(test, 0).first) << "evaluation has no chance in it";
+  }
+}
+
 TEST_F(PipelineTest, EvaluationTakesTheCentredCropWithoutChance) {
   const JpegTrainingSet set(dir_.string(), {.crop = 40, .training = false}, "t");
   const JpegDataset jpegs(dir_.string());

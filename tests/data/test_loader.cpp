@@ -43,3 +43,39 @@ TEST(Loader, BatchSizeZeroIsAUsageError) {
   SyntheticDataset d(10, {1, 2, 2}, 2, 0, 0);
   EXPECT_THROW({ BatchLoader loader(d, 0, 1, 2); }, scalelab::Error);
 }
+
+// A data set whose pixels are the epoch it was asked for: the loader hands each epoch's number on.
+class EpochEcho final : public Dataset {
+ public:
+  std::string name() const override { return "echo"; }
+  std::size_t size() const override { return 40; }
+  ImageShape shape() const override { return {1, 1, 1}; }
+  int classes() const override { return 2; }
+  void fill(std::span<const std::size_t> indices, float* images, std::int32_t* labels) const override {
+    fill_for_epoch(0, indices, images, labels);
+  }
+  void fill_for_epoch(std::uint64_t epoch, std::span<const std::size_t> indices, float* images,
+                      std::int32_t* labels) const override {
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      images[k] = static_cast<float>(epoch);
+      labels[k] = 0;
+    }
+  }
+};
+
+TEST(Loader, EachEpochReachesTheDataSetForItsAugmentation) {
+  const EpochEcho d;
+  std::vector<std::size_t> indices(40);
+  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = i;
+  for (int workers : {1, 2}) {
+    BatchLoader loader(d, 8, workers, 2);
+    for (std::uint64_t epoch : {0u, 1u, 7u}) {
+      loader.start_epoch(indices, 5, epoch);
+      for (std::size_t k = 0; k < 5; ++k) {
+        const Batch& b = loader.next();
+        for (std::size_t j = 0; j < b.size; ++j) EXPECT_EQ(b.images[j], static_cast<float>(epoch)) << workers << " workers";
+        loader.release(b);
+      }
+    }
+  }
+}
