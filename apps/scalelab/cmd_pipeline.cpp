@@ -24,7 +24,8 @@ int cmd_pipeline(const Args& args) {
       "decode", po::value<std::string>()->default_value("accurate,fast"), "accurate and/or fast IDCT")(
       "batch-size", po::value<int>()->default_value(64), "samples per batch")(
       "prefetch", po::value<int>()->default_value(0), "batches prepared ahead of the consumer (0: 2 per worker)")(
-      "images", po::value<std::size_t>()->default_value(1024), "images per configuration (the set is cycled)")(
+      "images", po::value<std::size_t>()->default_value(8192),
+      "images per configuration (the set is cycled; give each row a second or more)")(
       "crop", po::value<int>()->default_value(0), "output width and height (0: 7/8 of the set's image size)")(
       "seed", po::value<std::uint64_t>()->default_value(42), "augmentation seed")(
       "cold", po::bool_switch(), "drop each JPEG from the page cache before reading it (posix_fadvise)")(
