@@ -48,6 +48,8 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
       "jpeg:DIR only: the loader's augmentation, simple (crop, flip) or complex (random-resized crop, rotation, jitter)");
   add("decode", po::value<std::string>()->default_value(d.dataset.decode), "jpeg:DIR only: libjpeg-turbo's IDCT, accurate or fast");
   add("crop", po::value<int>()->default_value(d.dataset.crop), "jpeg:DIR only: the model's input width and height (0: 7/8 of the images)");
+  add("on-bad-sample", po::value<std::string>()->default_value(d.dataset.on_bad_sample),
+      "jpeg:DIR only: a sample that cannot be decoded stops training (stop: one line, exit 2) or is replaced by the next good one and counted (skip)");
   add("synthetic-data", po::bool_switch(),
       "prepare the first batch's samples once and train on them every step: the input pipeline's cost left out");
   add("data-dir", po::value<std::string>()->default_value(d.dataset.data_dir),
@@ -116,8 +118,9 @@ TrainOptions read_train_options(const po::variables_map& vm) {
   c.dataset.augment = vm["augment"].as<std::string>();
   c.dataset.decode = vm["decode"].as<std::string>();
   c.dataset.crop = vm["crop"].as<int>();
+  c.dataset.on_bad_sample = vm["on-bad-sample"].as<std::string>();
   if (c.dataset.name.rfind("jpeg:", 0) != 0) {
-    for (const char* jpeg_only : {"augment", "decode", "crop"}) {
+    for (const char* jpeg_only : {"augment", "decode", "crop", "on-bad-sample"}) {
       if (!vm[jpeg_only].defaulted()) {
         throw_usage(std::string("--") + jpeg_only + " applies to JPEG data sets only; give --dataset jpeg:DIR, or leave it out");
       }

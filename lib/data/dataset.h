@@ -44,6 +44,8 @@ class Dataset {
     (void)epoch;
     fill(indices, images, labels);
   }
+  // Bad samples skipped so far (a JPEG set told to skip them); 0 for sets that have none.
+  [[nodiscard]] virtual std::size_t skipped_samples() const { return 0; }
 };
 
 // Images and labels held in memory as bytes, as read from IDX files.

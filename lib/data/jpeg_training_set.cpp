@@ -52,13 +52,20 @@ void JpegTrainingSet::fill_for_epoch(std::uint64_t epoch, std::span<const std::s
   const std::size_t per_sample = shape().elements();
   StageSeconds unused;
   for (std::size_t k = 0; k < indices.size(); ++k) {
-    const std::size_t i = indices[k];
-    const AugmentParams p = options_.training ? augment_params(options_.augment, seed, i, w, h, options_.crop)
-                                              : centre_params(options_.augment, w, h, options_.crop);
-    try {
-      load_jpeg_sample(set_, fd_, i, p, options_.idct, false, scratch, images + k * per_sample, unused);
-    } catch (const BadSample& bad) {
-      bad_sample(set_, i, bad.what, false);
+    // With skip_bad, a bad sample's place goes to the next good one (the set taken as a ring).
+    std::size_t i = indices[k];
+    for (std::size_t tries = 0;; ++tries) {
+      const AugmentParams p = options_.training ? augment_params(options_.augment, seed, i, w, h, options_.crop)
+                                                : centre_params(options_.augment, w, h, options_.crop);
+      try {
+        load_jpeg_sample(set_, fd_, i, p, options_.idct, false, scratch, images + k * per_sample, unused);
+        break;
+      } catch (const BadSample& bad) {
+        if (!options_.skip_bad) bad_sample(set_, i, bad.what, true);
+        if (tries + 1 >= set_.size()) throw_input(set_.images_path() + ": every sample is bad; remake the data set with `scalelab data make-jpeg`");
+        skipped_.fetch_add(1);
+        i = (i + 1) % set_.size();
+      }
     }
     labels[k] = static_cast<std::int32_t>(index.entries[i].label);
   }
@@ -84,6 +91,10 @@ DatasetSplits load_jpeg_splits(const DatasetSpec& spec) {
   }
   o.crop = spec.crop;
   o.seed = spec.seed;
+  if (spec.on_bad_sample != "stop" && spec.on_bad_sample != "skip") {
+    throw_parameter(ErrorKind::usage, "on_bad_sample", spec.on_bad_sample + ": give stop or skip");
+  }
+  o.skip_bad = spec.on_bad_sample == "skip";
   const std::string test_dir = (std::filesystem::path(dir) / "test").string();
   std::error_code ec;
   DatasetSplits s;

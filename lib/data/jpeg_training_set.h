@@ -10,8 +10,10 @@
 //   train.fill(indices, images /* n * 1 * 28 * 28 */, labels);
 //
 // A sample that cannot be decoded, or of another size than the set's, stops training with one
-// line naming the file and the sample (bad_sample in data/jpeg_sample.h).
+// line naming the file and the sample (bad_sample in data/jpeg_sample.h), or with skip_bad the next
+// good sample of the set takes its place and skipped_samples() counts it.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -28,6 +30,7 @@ struct JpegSetOptions {
   int crop = 0;             // output width and height; 0: 7/8 of the set's image size
   std::uint64_t seed = 42;
   bool training = true;     // random augmentation; false: the centred crop (evaluation)
+  bool skip_bad = false;    // a bad sample: replaced by the next good one and counted, not an error
 };
 
 class JpegTrainingSet final : public Dataset {
@@ -47,6 +50,7 @@ class JpegTrainingSet final : public Dataset {
   void fill(std::span<const std::size_t> indices, float* images, std::int32_t* labels) const override;
   void fill_for_epoch(std::uint64_t epoch, std::span<const std::size_t> indices, float* images,
                       std::int32_t* labels) const override;
+  [[nodiscard]] std::size_t skipped_samples() const override { return skipped_.load(); }
   [[nodiscard]] const JpegDataset& jpegs() const { return set_; }
 
  private:
@@ -54,6 +58,7 @@ class JpegTrainingSet final : public Dataset {
   JpegSetOptions options_;
   std::string name_;
   int fd_ = -1;
+  mutable std::atomic<std::size_t> skipped_{0};
 };
 
 // `train --dataset jpeg:DIR`: the training set DIR and its test set DIR/test (both made by

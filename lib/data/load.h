@@ -31,6 +31,9 @@ struct DatasetSpec {
   std::string augment = "simple";
   std::string decode = "accurate";
   int crop = 0;
+  // A training sample that cannot be used: "stop" (one line naming it, exit 2) or "skip" (the next
+  // good sample of the set takes its place, and it is counted: Dataset::skipped_samples()).
+  std::string on_bad_sample = "stop";
 };
 
 struct DatasetSplits {

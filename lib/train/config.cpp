@@ -92,6 +92,7 @@ void to_json(nlohmann::json& j, const EpochRecord& r) {
        {"timed_steps", r.timed_steps},
        {"step_ms", r.step_ms},
        {"data_wait_seconds", r.data_wait_seconds},
+       {"skipped_samples", r.skipped_samples},
        {"allreduce_seconds", r.allreduce_seconds},
        {"lr", r.lr},
        {"ranks", r.ranks},

@@ -65,6 +65,7 @@ struct EpochRecord {
   std::size_t timed_steps = 0;        // steps that images_per_second is measured over
   double step_ms = 0;                 // mean wall time per optimizer step
   double data_wait_seconds = 0;       // rank 0's time blocked on the loader
+  std::size_t skipped_samples = 0;    // bad samples replaced this epoch, all ranks (--on-bad-sample skip)
   double allreduce_seconds = 0;       // rank 0's time in gradient averaging
   double lr = 0;                      // the learning rate of the epoch's last step
   int ranks = 1;

@@ -180,6 +180,7 @@ TrainResult Trainer::run() {
 
   for (int epoch = static_cast<int>(counters[0]); epoch < config_.epochs; ++epoch) {
     sampler.set_epoch(static_cast<std::uint64_t>(epoch));
+    const std::size_t skipped_before = train_->skipped_samples() + test_->skipped_samples();
     loader.start_epoch(sampler.indices(), steps * static_cast<std::size_t>(passes), static_cast<std::uint64_t>(epoch));
     (void)loader.take_wait_seconds();
     progress.begin_epoch(epoch + 1, config_.epochs, steps);
@@ -251,7 +252,14 @@ TrainResult Trainer::run() {
       rec.eval_seconds = e1 - e0;
     }
     rec.peak_rss_mib = comm_.max_over_ranks(peak_rss_mib());
+    double skipped = static_cast<double>(train_->skipped_samples() + test_->skipped_samples() - skipped_before);
+    comm_.allreduce(&skipped, &skipped, 1, comm::DataType::f64, comm::ReduceOp::sum);
+    rec.skipped_samples = static_cast<std::size_t>(skipped);
     progress.end_epoch(rec.seconds, rec.loss, rec.accuracy, rec.test_loss, rec.test_accuracy);
+    if (rec.skipped_samples > 0) {
+      progress.line(fmt::format("  skipped {} bad sample{} this epoch (--on-bad-sample skip: the next good sample took each one's place)",
+                                rec.skipped_samples, rec.skipped_samples == 1 ? "" : "s"));
+    }
     progress.line(fmt::format("  {:.1f} images/sec over steps {}-{} ({} rank{}, global batch {}); data wait {:.2f} s, "
                               "allreduce {:.2f} s; peak RSS {:.0f} MiB",
                               rec.images_per_second, skip + 1, steps, ranks, ranks == 1 ? "" : "s", rec.global_batch,

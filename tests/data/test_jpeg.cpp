@@ -443,7 +443,19 @@ TEST_F(PipelineTest, TheTrainingSetStopsAtABadSampleNamingIt) {
   const std::string m = error_of([&] { set.fill(idx, out.data(), labels.data()); });
   EXPECT_NE(m.find((dir_ / "images.bin").string() + " sample 3 ("), std::string::npos) << m;
   EXPECT_NE(m.find("remake the data set with `scalelab data make-jpeg`"), std::string::npos) << m;
-  EXPECT_EQ(m.find("skip"), std::string::npos) << "training cannot skip a sample: " << m;
+  EXPECT_NE(m.find("or skip bad samples"), std::string::npos) << m;
+  EXPECT_EQ(set.skipped_samples(), 0u);
+
+  // With skip_bad, sample 4 (the next good one) takes sample 3's place, label and all, and counts.
+  const JpegTrainingSet skipping(dir_.string(), {.crop = 40, .training = false, .skip_bad = true}, "t");
+  skipping.fill(idx, out.data(), labels.data());
+  std::vector<float> four(3 * 40 * 40);
+  std::int32_t four_label = -1;
+  const std::size_t i4 = 4;
+  skipping.fill(std::span<const std::size_t>(&i4, 1), four.data(), &four_label);
+  EXPECT_TRUE(std::equal(four.begin(), four.end(), out.begin() + 3 * 40 * 40));
+  EXPECT_EQ(labels[1], four_label);
+  EXPECT_EQ(skipping.skipped_samples(), 1u);
 }
 
 TEST_F(PipelineTest, JpegSplitsNeedTheTestSetBesideThemAndACropThatFits) {

@@ -106,6 +106,21 @@ PY
     expect_error 2 "^error: --on-bad-sample stop: set/images.bin sample 2 (.*not a JPEG" -- "${run[@]}"
     "${run[@]}" --on-bad-sample skip --json p.json || fail "skip"
     [ "$(json p.json '[(r["images"], r["skipped"]) for r in d["rows"]] == [(61, 3)] * 4')" = True ] || fail "skipped samples not counted"
+    # Training stops at the first bad sample it meets, naming it, or with skip trains on: each bad
+    # sample's place goes to the next good one, and every epoch counts the 3 (summed over ranks).
+    "$SCALELAB" data make-jpeg --from idx --split test --size 64 --colour --out set/test > /dev/null || fail "make-jpeg --split test"
+    train=(train --dataset jpeg:set --model mlp --crop 28 --batch-size 8 --no-eval)
+    expect_error 2 "^error: --on-bad-sample stop: set/images.bin sample [259] (.*or skip bad samples" -- \
+      "$SCALELAB" "${train[@]}" --epochs 1
+    expect_error 2 "^error: --on-bad-sample maybe: give stop or skip" -- "$SCALELAB" "${train[@]}" --on-bad-sample maybe
+    expect_error 2 "^error: --on-bad-sample applies to JPEG data sets only" -- \
+      "$SCALELAB" train --dataset synthetic --on-bad-sample skip
+    "$SCALELAB" "${train[@]}" --epochs 2 --on-bad-sample skip --json t1.json > t1.txt || { cat t1.txt; fail "train, skip"; }
+    grep -q "skipped 3 bad samples this epoch" t1.txt || fail "the epoch line does not count the skipped samples"
+    [ "$(json t1.json '[e["skipped_samples"] for e in d["epochs"]]')" = "[3, 3]" ] || fail "t1.json skipped_samples"
+    "$SCALELAB" run -np 2 -- "${train[@]}" --epochs 1 --loader-workers 2 --on-bad-sample skip --json t2.json > t2.txt 2>&1 \
+      || { cat t2.txt; fail "train on 2 ranks, skip"; }
+    [ "$(json t2.json '[e["skipped_samples"] for e in d["epochs"]]')" = "[3]" ] || fail "t2.json skipped_samples"
     ;;
   train)
     # `train --dataset jpeg:DIR`: the loader decodes and augments as it trains, at 1 and 2 ranks;
