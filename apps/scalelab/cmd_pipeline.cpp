@@ -116,14 +116,12 @@ int cmd_pipeline(const Args& args) {
     o.on_bad = on_bad == "skip" ? data::BadSamples::skip : data::BadSamples::stop;
     return o;
   };
-  // A warm-up run with the most workers, not reported: the first pipeline of a process ran up to a
-  // quarter faster than every later one here (its threads got fresh malloc arenas; later ones reuse
-  // them), which would favour whichever configuration came first.
+  // A warm-up run with the most workers, not reported (up to 4096 images: the page cache, the
+  // allocator's arenas and the CPU's clock settle before the first measured row).
   {
     const int most = *std::max_element(workers.begin(), workers.end());
-    const std::vector<std::size_t> warm(stream.begin(), stream.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(
-                                                                             stream.size(), static_cast<std::size_t>(most) * 2 *
-                                                                                                static_cast<std::size_t>((*vm)["batch-size"].as<int>()))));
+    const std::vector<std::size_t> warm(
+        stream.begin(), stream.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(stream.size(), 4096)));
     data::Pipeline pipe(set, warm, options_for(most, augments.front(), idcts.front()));
     data::Batch b;
     while (pipe.next(b)) {

@@ -63,6 +63,7 @@ void Pipeline::work() {
   std::vector<float> sample(shape_.elements());
   for (;;) {
     std::size_t b = 0;
+    Slot slot;
     {
       std::unique_lock lock(mutex_);
       room_.wait(lock, [&] {
@@ -70,8 +71,12 @@ void Pipeline::work() {
       });
       if (stop_ || next_claim_ >= batches_) break;
       b = next_claim_++;
+      // A batch the consumer gave back: its tensor is filled in place, with no allocation.
+      if (!spare_.empty()) {
+        slot.batch = std::move(spare_.back());
+        spare_.pop_back();
+      }
     }
-    Slot slot;
     StageSeconds t;
     try {
       if (fd < 0) throw_input(set_.images_path() + ": cannot be opened (" + std::strerror(open_errno) + ")");
@@ -100,6 +105,9 @@ void Pipeline::produce(std::size_t b, int fd, SampleScratch& scratch, std::vecto
   const JpegIndex& index = set_.index();
   Batch& out = slot.batch;
   out.index = b;
+  out.labels.clear();
+  out.samples.clear();
+  out.skipped.clear();
   out.images.resize((last - first) * shape_.elements());
   out.labels.reserve(last - first);
   for (std::size_t p = first; p < last; ++p) {
@@ -129,10 +137,17 @@ bool Pipeline::next(Batch& out) {
   ready_.wait(lock, [&] { return done_.count(next_consume_) != 0; });
   auto node = done_.extract(next_consume_);
   ++next_consume_;
+  if (!node.mapped().error) {
+    // The caller's previous batch goes back to the workers for reuse (allocating and freeing a
+    // batch's tensor each time made the rate depend on the allocator's state).
+    std::swap(out, node.mapped().batch);
+    if (spare_.size() < static_cast<std::size_t>(options_.prefetch) + threads_.size() && !node.mapped().batch.images.empty()) {
+      spare_.push_back(std::move(node.mapped().batch));
+    }
+  }
   lock.unlock();
   room_.notify_all();
   if (node.mapped().error) std::rethrow_exception(node.mapped().error);
-  std::swap(out, node.mapped().batch);
   return true;
 }
 

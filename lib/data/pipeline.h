@@ -101,6 +101,7 @@ class Pipeline {
   std::size_t next_consume_ = 0;
   bool stop_ = false;
   std::map<std::size_t, Slot> done_;
+  std::vector<Batch> spare_;  // batches the consumer gave back, for the workers to fill again
   StageSeconds seconds_;
   std::size_t skipped_ = 0;
   std::vector<std::thread> threads_;

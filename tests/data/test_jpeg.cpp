@@ -48,7 +48,7 @@ InMemoryDataset small_source(std::size_t n) {
   return InMemoryDataset("test source", {1, 28, 28}, 10, std::move(pixels), std::move(labels));
 }
 
-double mean_abs_diff(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
+double mean_abs_diff(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b) {
   EXPECT_EQ(a.size(), b.size());
   double s = 0;
   for (std::size_t i = 0; i < a.size(); ++i) s += std::abs(static_cast<int>(a[i]) - static_cast<int>(b[i]));
