@@ -56,6 +56,16 @@ bench::Predictor BenchPrediction::hook() const {
   };
 }
 
+bench::Predictor BenchPrediction::limit_hook() const {
+  if (predictor_->on_gpus()) return {};
+  auto pr = predictor_;
+  return [pr](const bench::CaseKey& k) -> std::optional<double> {
+    const auto s = pr->memory_limit_s(k.collective, static_cast<double>(k.size_bytes));
+    if (!s) return std::nullopt;
+    return *s * 1e6;
+  };
+}
+
 namespace {
 std::vector<double> abs_errors(const bench::BenchResult& result) {
   std::vector<double> e;
@@ -66,6 +76,14 @@ std::vector<double> abs_errors(const bench::BenchResult& result) {
   }
   return e;
 }
+// Per size, the share of the memory-traffic limit the out-of-place measurement reached (%).
+std::vector<double> limit_shares(const bench::BenchResult& result) {
+  std::vector<double> r;
+  for (const auto& row : result.rows) {
+    if (row.limit_us && row.out_of_place.time_us > 0) r.push_back(*row.limit_us / row.out_of_place.time_us * 100.0);
+  }
+  return r;
+}
 }  // namespace
 
 void BenchPrediction::print_summary(std::ostream& out, const bench::BenchResult& result) const {
@@ -75,15 +93,26 @@ void BenchPrediction::print_summary(std::ostream& out, const bench::BenchResult&
                 predictor_->where().c_str(), e.empty() ? NAN : median(e), e.empty() ? NAN : *std::max_element(e.begin(), e.end()),
                 e.size());
   out << line;
+  const auto r = limit_shares(result);
+  if (!r.empty()) {
+    std::snprintf(line, sizeof line,
+                  "# memory-traffic limit (calibrated memcpy of one core, docs/cost-model.md): reached median %.1f%%, least %.1f%% over "
+                  "%zu sizes\n",
+                  median(r), *std::min_element(r.begin(), r.end()), r.size());
+    out << line;
+  }
 }
 
 nlohmann::json BenchPrediction::summary_json(const bench::BenchResult& result) const {
   const auto e = abs_errors(result);
+  const auto r = limit_shares(result);
   return {{"model", predictor_->on_gpus() ? "nccl-like over the topology" : "calibrated alpha-beta-gamma"},
           {"where", predictor_->where()},
           {"sizes", e.size()},
           {"median_abs_error_pct", e.empty() ? nlohmann::json() : nlohmann::json(median(e))},
-          {"max_abs_error_pct", e.empty() ? nlohmann::json() : nlohmann::json(*std::max_element(e.begin(), e.end()))}};
+          {"max_abs_error_pct", e.empty() ? nlohmann::json() : nlohmann::json(*std::max_element(e.begin(), e.end()))},
+          {"memory_limit_reached_median_pct", r.empty() ? nlohmann::json() : nlohmann::json(median(r))},
+          {"memory_limit_reached_min_pct", r.empty() ? nlohmann::json() : nlohmann::json(*std::min_element(r.begin(), r.end()))}};
 }
 
 }  // namespace scalelab::cli

@@ -35,6 +35,8 @@ class BenchPrediction {
   // nullptr when the request is not enabled. Errors (no profile, unknown machine) are input errors.
   static std::shared_ptr<BenchPrediction> make(const PredictRequest& r, int nranks);
   [[nodiscard]] bench::Predictor hook() const;
+  // CPU ranks: the memory-traffic limit per case (an empty hook on GPUs).
+  [[nodiscard]] bench::Predictor limit_hook() const;
   // "# prediction (model: ...): median |error| 4.1%, max 9.8% over 11 sizes"
   void print_summary(std::ostream& out, const bench::BenchResult& result) const;
   [[nodiscard]] nlohmann::json summary_json(const bench::BenchResult& result) const;

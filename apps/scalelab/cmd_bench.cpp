@@ -180,7 +180,10 @@ int cmd_bench(const Args& args) {
   for (const std::string& algo : parsed->algorithms) {
     bench::BenchOptions o = parsed->options;
     o.algorithm = algo;
-    if (prediction) o.predictor = prediction->hook();
+    if (prediction) {
+      o.predictor = prediction->hook();
+      o.limit = prediction->limit_hook();
+    }
     bench::BenchPrinter printer(out, o, c.size(), c.backend());
     printer.preamble(places);
     if (const std::string note = bench::sweep_end_note(o.sweep, bench::size_sweep(o.sweep, comm::size_of(o.types.front())));

@@ -44,6 +44,10 @@ struct BenchOptions {
   bool compare = false;                                       // --compare: algorithm vs library
   double stall_timeout_s = 300;                               // --stall-timeout: end a rank after so long without a call finishing; 0: never (per rank, not compared)
   Predictor predictor;                                        // empty: no prediction column
+  // The time no implementation can beat on this machine (the memory-traffic limit of CPU ranks,
+  // model/predict.h), in microseconds: each row's `limit_us`, and a column of the share of it the
+  // out-of-place measurement reached. Empty: no such column.
+  Predictor limit;
 };
 
 // One variant of one case: medians etc. over the timed iterations, where each iteration's time
@@ -69,6 +73,7 @@ struct Row {
   std::optional<Measurement> library;   // --compare: the library, out-of-place
   std::optional<double> busbw_ratio;    // --compare: out_of_place.busbw / library.busbw
   std::optional<double> predicted_us;   // when a predictor is set
+  std::optional<double> limit_us;       // when a limit is set and has an answer for this case
 };
 
 struct Summary {

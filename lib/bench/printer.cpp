@@ -36,6 +36,11 @@ report::ConsoleTable make_table(const BenchOptions& o) {
     cols.push_back({"time", "(us)", 8});
     cols.push_back({"error", "(%)", 7});
   }
+  if (o.limit) {
+    groups.push_back({"memory limit", cols.size(), 2});
+    cols.push_back({"time", "(us)", 8});
+    cols.push_back({"reached", "(%)", 7});
+  }
   return report::ConsoleTable(std::move(cols), std::move(groups));
 }
 
@@ -96,6 +101,15 @@ void BenchPrinter::row(const Row& r) const {
     if (r.predicted_us && r.out_of_place.time_us > 0) {
       cells.push_back(format_time_us(*r.predicted_us));
       cells.push_back(fixed((*r.predicted_us - r.out_of_place.time_us) / r.out_of_place.time_us * 100.0, 1));
+    } else {
+      cells.push_back("N/A");
+      cells.push_back("N/A");
+    }
+  }
+  if (o_.limit) {
+    if (r.limit_us && r.out_of_place.time_us > 0) {
+      cells.push_back(format_time_us(*r.limit_us));
+      cells.push_back(fixed(*r.limit_us / r.out_of_place.time_us * 100.0, 1));
     } else {
       cells.push_back("N/A");
       cells.push_back("N/A");

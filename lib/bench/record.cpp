@@ -68,7 +68,8 @@ json bench_run(const BenchOptions& o, const BenchResult& r, const std::vector<Ra
            {"in_place", row.in_place ? measurement(*row.in_place) : json(nullptr)},
            {"library", row.library ? measurement(*row.library) : json(nullptr)},
            {"busbw_ratio", optional_number(row.busbw_ratio)},
-           {"predicted_us", optional_number(row.predicted_us)}};
+           {"predicted_us", optional_number(row.predicted_us)},
+           {"limit_us", optional_number(row.limit_us)}};
     rows.push_back(std::move(j));
   }
   doc["results"] = rows;

@@ -212,10 +212,9 @@ Row run_case(comm::Communicator& comm, const BenchOptions& o, Algorithm& algo, A
     watchdog.beat("result exchange", step);
     row.in_place = measure(comm, o, c, *ip);
   }
-  if (o.predictor) {
-    row.predicted_us = o.predictor(CaseKey{o.collective, o.algorithm, row.shape.size_bytes, row.shape.call_count,
-                                           type, op, comm.size()});
-  }
+  const CaseKey key{o.collective, o.algorithm, row.shape.size_bytes, row.shape.call_count, type, op, comm.size()};
+  if (o.predictor) row.predicted_us = o.predictor(key);
+  if (o.limit) row.limit_us = o.limit(key);
   return row;
 }
 

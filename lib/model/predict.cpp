@@ -63,6 +63,13 @@ Predictor::Predictor(Profile profile, int ranks) : profile_(std::move(profile)),
   bottleneck_ = words;
 }
 
+std::optional<double> Predictor::memory_limit_s(Collective c, double n) const {
+  if (!profile_ || c != Collective::allreduce || !(n > 0)) return std::nullopt;
+  const double p = ranks_;
+  const CpuCosts costs(*profile_, footprint(c, n, ranks_));
+  return costs.copy(n * (3 * p - 1) / (2 * p));
+}
+
 std::vector<std::string> Predictor::algorithms(Collective c) const {
   std::vector<std::string> out{"auto"};
   for (const auto& a : collectives::algorithm_names(c)) out.push_back(a);

@@ -41,6 +41,12 @@ class Predictor {
   // Unknown names are usage errors about parameter "algorithm" that list the valid names.
   [[nodiscard]] Prediction predict(collectives::Collective c, const std::string& algorithm,
                                    std::optional<topo::Protocol> protocol, double bytes, bool in_place = false) const;
+  // CPU ranks only: the time an allreduce of `bytes` cannot beat on this machine, its least memory
+  // traffic at the calibrated memcpy rate of one core (at the call's footprint, hot to cold): each
+  // rank reads (2p-1)/p and writes 1 byte per byte of the vector (its slice reduced from every
+  // rank's, then the other slices copied in), the traffic of a memcpy of (3p-1)/(2p) bytes.
+  // docs/cost-model.md, "The memory-traffic limit". nullopt on GPUs and for other collectives.
+  [[nodiscard]] std::optional<double> memory_limit_s(collectives::Collective c, double bytes) const;
   // The algorithms predict() accepts for a collective ("auto" first).
   [[nodiscard]] std::vector<std::string> algorithms(collectives::Collective c) const;
   [[nodiscard]] int ranks() const { return ranks_; }

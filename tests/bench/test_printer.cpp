@@ -65,6 +65,25 @@ TEST(BenchPrinter, CompareAndPredictorAddTheirColumns) {
   EXPECT_NE(text.find("   2.00    200.0   -20.0"), std::string::npos) << text;
 }
 
+TEST(BenchPrinter, MemoryLimitAddsItsTimeAndTheShareReached) {
+  BenchOptions o;
+  o.limit = [](const CaseKey&) { return std::optional<double>(100.0); };
+  std::ostringstream out;
+  BenchPrinter p(out, o, 2, "mpi");
+  p.header();
+  Row r = sample_row();
+  r.limit_us = 100.0;
+  p.row(r);
+  Row none = sample_row();  // a case the limit has no answer for
+  p.row(none);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("memory limit"), std::string::npos) << text;
+  EXPECT_NE(text.find("reached"), std::string::npos) << text;
+  // 100 us against a measured 250 us: 40% reached.
+  EXPECT_NE(text.find("      0    100.0    40.0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("N/A     N/A\n"), std::string::npos) << text;
+}
+
 TEST(BenchPrinter, TimesUseNcclTestsPrecision) {
   EXPECT_EQ(format_time_us(12.345), "12.35");
   EXPECT_EQ(format_time_us(123.45), "123.5");

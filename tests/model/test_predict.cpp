@@ -172,6 +172,36 @@ TEST(Predictor, CalibratedCpuRingFollowsItsTables) {
   EXPECT_NEAR(pr.predict(Collective::allreduce, "ring", std::nullopt, n).time_s, expected, expected * 1e-9);
 }
 
+TEST(Predictor, MemoryLimitIsTheLeastTrafficOfAnAllreduceAtTheCopyRate) {
+  // memcpy at a constant 16 GB/s (of bytes copied): an allreduce of n bytes on p ranks reads
+  // (2p-1)/p n and writes n per rank, the traffic of a memcpy of (3p-1)/(2p) n.
+  Profile prof;
+  for (double s : {8.0, 1e3, 1e6, 1e8}) {
+    for (SizeTable* t : {&prof.message_hot, &prof.message_cold, &prof.reduce_hot, &prof.reduce_cold}) {
+      t->bytes.push_back(s);
+      t->seconds.push_back(1e-6 + s / 5e9);
+    }
+    for (SizeTable* t : {&prof.copy_hot, &prof.copy_cold}) {
+      t->bytes.push_back(s);
+      t->seconds.push_back(s / 16e9);
+    }
+  }
+  const double n = 4e6;
+  const auto two = Predictor(prof, 2).memory_limit_s(Collective::allreduce, n);
+  ASSERT_TRUE(two.has_value());
+  EXPECT_NEAR(*two, 1.25 * n / 16e9, 1e-12);
+  const auto three = Predictor(prof, 3).memory_limit_s(Collective::allreduce, n);
+  ASSERT_TRUE(three.has_value());
+  EXPECT_NEAR(*three, (8.0 / 6.0) * n / 16e9, 1e-12);
+  // The limit is below every algorithm's prediction: none of them moves less.
+  for (const char* a : {"ring", "rabenseifner", "recursive_doubling"}) {
+    EXPECT_LT(*two, Predictor(prof, 2).predict(Collective::allreduce, a, std::nullopt, n).time_s) << a;
+  }
+  EXPECT_FALSE(Predictor(prof, 2).memory_limit_s(Collective::allgather, n).has_value());
+  const auto m = topo::resolve_machine("dgx1");
+  EXPECT_FALSE(Predictor(m, topo::select_gpus(m, "8"), topo::P2P::on).memory_limit_s(Collective::allreduce, n).has_value());
+}
+
 Profile hot_and_cold_profile() {
   // Cold tables 3x the hot ones, so a cost tells how cold the call was taken to be.
   Profile p;

@@ -1,0 +1,22 @@
+#!/bin/sh
+# bench --predict on CPU ranks: after a calibration every allreduce size gets the memory-traffic
+# limit and the share of it reached, in the table, the summary line and the JSON record.
+# Usage: bench_memory_limit.sh SCALELAB OUT_PREFIX
+set -eu
+sl=$1
+out=$2
+rm -f "$out.json" "$out.bench.json"
+"$sl" calibrate --quick --force --profile "$out.json" > /dev/null
+"$sl" run -np 2 -- bench allreduce -b 64K -e 1M -f 4 -n 3 -w 1 --predict --profile "$out.json" \
+  --json "$out.bench.json" > "$out.out"
+grep -q 'memory limit' "$out.out" || { cat "$out.out"; echo "no memory limit column"; exit 1; }
+grep -q '# memory-traffic limit .*: reached median [0-9.]*%, least [0-9.]*% over 3 sizes' "$out.out" \
+  || { cat "$out.out"; echo "no memory-traffic summary line"; exit 1; }
+python3 - "$out.bench.json" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+assert len(run["results"]) == 3 and all(r["limit_us"] > 0 for r in run["results"]), run["results"]
+p = run["prediction"]
+assert 0 < p["memory_limit_reached_min_pct"] <= p["memory_limit_reached_median_pct"], p
+PY
+echo PASS
