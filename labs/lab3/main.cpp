@@ -82,24 +82,27 @@ std::size_t coincide_from(const scalelab::report::Series& a, const scalelab::rep
 }
 
 void busbw_curves(StepContext& ctx) {
-  const std::vector<std::string> machines{"dgx1", "dgx-a100", "pcie-8gpu"};
+  // The course's servers, and a workstation people own: four GeForce cards whose driver gives
+  // them no peer-to-peer access, so NCCL's ring goes through host memory whatever --p2p says.
+  const std::vector<std::pair<std::string, std::string>> machines{
+      {"dgx1", "8"}, {"dgx-a100", "8"}, {"pcie-8gpu", "8"}, {"workstation-4x4090", "4"}};
   Json table;
   // One colour per machine; P2P on solid with filled circles, P2P off dashed with larger open
   // squares, so that both stay visible where the model gives them the same busbw.
   scalelab::report::Chart chart;
-  chart.title = "predicted allreduce busbw, 8 GPUs (cost model): P2P on solid, P2P off dashed";
+  chart.title = "predicted allreduce busbw, all GPUs of each machine (cost model): P2P on solid, P2P off dashed";
   chart.x_label = "message size";
   chart.y_label = "busbw (GB/s)";
   chart.log_x = chart.log_y = chart.x_bytes = true;
   for (std::size_t mi = 0; mi < machines.size(); ++mi) {
-    const std::string& m = machines[mi];
+    const auto& [m, gpus] = machines[mi];
     for (const std::string p2p : {"on", "off"}) {
       const std::string file = ctx.out("predict-" + m + "-p2p-" + p2p + ".json");
-      const Json doc = ctx.run({"predict", "allreduce", "--machine", m, "--gpus", "8", "--p2p", p2p, "-b", "8",
+      const Json doc = ctx.run({"predict", "allreduce", "--machine", m, "--gpus", gpus, "--p2p", p2p, "-b", "8",
                                 "-e", ctx.options().quick ? "256M" : "1G", "-f", ctx.options().quick ? "16" : "4", "--json", file},
                                file);
       const bool on = p2p == "on";
-      scalelab::report::Series s{.label = m + ", P2P " + p2p, .points = {}, .color = scalelab::report::kPalette[mi],
+      scalelab::report::Series s{.label = m + " (" + gpus + " GPUs), P2P " + p2p, .points = {}, .color = scalelab::report::kPalette[mi],
                                  .dashtype = on ? 1 : 2, .pointtype = on ? 7 : 4, .pointsize = on ? 1.0 : 1.8};
       for (const auto& r : doc.at("rows")) s.points.emplace_back(r.at("size_bytes").get<double>(), r.at("busbw_GBps").get<double>());
       if (!on) {
@@ -113,7 +116,7 @@ void busbw_curves(StepContext& ctx) {
       chart.series.push_back(s);
       const Json& last = doc.at("rows").back();
       table[m]["p2p_" + p2p] = last.at("busbw_GBps");
-      ctx.say(fmt::format("  {:<10} P2P {:<3}: {:7.1f} GB/s at {} B   ({})", m, p2p, last.at("busbw_GBps").get<double>(),
+      ctx.say(fmt::format("  {:<18} P2P {:<3}: {:7.1f} GB/s at {} B   ({})", m, p2p, last.at("busbw_GBps").get<double>(),
                           last.at("size_bytes").get<std::uint64_t>(), doc.at("bottleneck").get<std::string>()));
     }
   }
@@ -125,7 +128,8 @@ void busbw_curves(StepContext& ctx) {
   } catch (const std::exception& e) {
     ctx.say(std::string("  (no chart: ") + e.what() + ")");
   }
-  ctx.say("Question: where do the curves flatten, and why does P2P off hurt DGX-1 far more than the PCIe server?");
+  ctx.say("Question: where do the curves flatten, and why does P2P off hurt DGX-1 far more than the PCIe server?\n"
+          "Why are the workstation's two curves one, and how does its 4-GPU ring compare with the 8-GPU server's?");
 }
 
 void predict_then_measure(StepContext& ctx) {
@@ -265,7 +269,7 @@ int main(int argc, char** argv) {
                 "The DGX-1's hybrid cube mesh gives some pairs two NVLinks, some one and some none. The model routes "
                 "each pair over its widest path and builds NCCL-style ring channels.",
                 dgx1});
-  lab.add_step({"Predicted bus bandwidth against size: DGX-1, DGX A100, a PCIe server, P2P on and off",
+  lab.add_step({"Predicted bus bandwidth against size: DGX-1, DGX A100, a PCIe server, a workstation, P2P on and off",
                 "Small messages pay latency (a base cost plus one hop per ring step), large ones the slowest link a "
                 "ring crosses. NCCL_P2P_DISABLE=1 sends every transfer through host memory.",
                 busbw_curves});
