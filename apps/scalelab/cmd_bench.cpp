@@ -182,7 +182,7 @@ int cmd_bench(const Args& args) {
     o.algorithm = algo;
     if (prediction) {
       o.predictor = prediction->hook();
-      o.limit = prediction->limit_hook();
+      if (o.collective == collectives::Collective::allreduce) o.limit = prediction->limit_hook();
     }
     bench::BenchPrinter printer(out, o, c.size(), c.backend());
     printer.preamble(places);

@@ -27,9 +27,9 @@ struct JpegInfo {
   int channels = 0;  // 1 for a greyscale JPEG, 3 otherwise
 };
 
-// Storage for decoded pixels that always starts 16 bytes past a 64-byte boundary. libjpeg-turbo's
-// SIMD colour conversion wrote into a 32-byte-aligned buffer 6-13% slower than into one that is
-// not (docs/jpeg-dataset.md, Decoding speed); with malloc's alignment, which depends on its history,
+// Storage for decoded pixels that always starts 16 bytes past a 64-byte boundary. libjpeg-turbo
+// decoded into a 32-byte-aligned buffer about 12% slower than into one that is not (every other
+// offset within 2% of each other; docs/jpeg-dataset.md, Decoding speed); with malloc's alignment, which depends on its history,
 // each worker thread of a pipeline decoded at one speed or the other, by chance. A fixed placement
 // makes every worker and every run decode alike.
 template <class T>
@@ -40,6 +40,7 @@ struct DecodeAllocator {
   DecodeAllocator() = default;
   template <class U>
   explicit DecodeAllocator(const DecodeAllocator<U>&) {}
+  static_assert(alignof(T) <= kOffset, "the storage is only 16-byte aligned");
   T* allocate(std::size_t n) {
     auto* raw = static_cast<std::byte*>(::operator new(n * sizeof(T) + kOffset, std::align_val_t{kAlign}));
     return reinterpret_cast<T*>(raw + kOffset);

@@ -59,11 +59,11 @@ void JpegTrainingSet::fill_for_epoch(std::uint64_t epoch, std::span<const std::s
                                                 : centre_params(options_.augment, w, h, options_.crop);
       try {
         load_jpeg_sample(set_, fd_, i, p, options_.idct, false, scratch, images + k * per_sample, unused);
+        if (tries > 0) skipped_.fetch_add(1);  // one bad sample replaced, however many were tried
         break;
       } catch (const BadSample& bad) {
         if (!options_.skip_bad) bad_sample(set_, i, bad.what, true);
         if (tries + 1 >= set_.size()) throw_input(set_.images_path() + ": every sample is bad; remake the data set with `scalelab data make-jpeg`");
-        skipped_.fetch_add(1);
         i = (i + 1) % set_.size();
       }
     }

@@ -75,6 +75,7 @@ void Pipeline::work() {
       if (!spare_.empty()) {
         slot.batch = std::move(spare_.back());
         spare_.pop_back();
+        slot.batch.skipped.clear();  // an error before produce() must not count its old skips
       }
     }
     StageSeconds t;

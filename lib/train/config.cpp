@@ -126,6 +126,7 @@ nlohmann::json config_json(const TrainConfig& c) {
           {"augment", c.dataset.augment},
           {"decode", c.dataset.decode},
           {"crop", c.dataset.crop},
+          {"on_bad_sample", c.dataset.on_bad_sample},
           {"synthetic_data", c.synthetic_data},
           {"loader_workers", c.loader_workers},
           {"prefetch", c.prefetch},

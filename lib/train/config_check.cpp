@@ -39,6 +39,7 @@ std::vector<comm::NamedValue> agreed_fields(const TrainConfig& c) {
       {"augment", c.dataset.augment},
       {"decode", c.dataset.decode},
       {"crop", std::to_string(c.dataset.crop)},
+      {"on_bad_sample", c.dataset.on_bad_sample},
       {"synthetic_data", text(c.synthetic_data)},
       {"epochs", std::to_string(c.epochs)},
       {"batch_size", std::to_string(c.batch_size)},

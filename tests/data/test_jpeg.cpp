@@ -458,6 +458,25 @@ TEST_F(PipelineTest, TheTrainingSetStopsAtABadSampleNamingIt) {
   EXPECT_EQ(skipping.skipped_samples(), 1u);
 }
 
+TEST_F(PipelineTest, AdjacentBadSamplesCountOnceEachWhenSkipped) {
+  JpegIndex index = JpegDataset(dir_.string()).index();
+  std::vector<std::uint8_t> images = file_bytes(dir_ / "images.bin");
+  for (const std::size_t bad : {3u, 4u}) {
+    std::fill_n(images.begin() + static_cast<std::ptrdiff_t>(index.entries[bad].offset), index.entries[bad].size, 0x41);
+  }
+  write_bytes(dir_ / "images.bin", images);
+  const JpegTrainingSet set(dir_.string(), {.crop = 40, .training = false, .skip_bad = true}, "t");
+  std::vector<float> out(3 * 3 * 40 * 40);
+  std::vector<std::int32_t> labels(3);
+  const std::vector<std::size_t> idx{3, 4, 5};
+  set.fill(idx, out.data(), labels.data());
+  // Both bad samples take sample 5's place: two replaced, whatever was tried on the way.
+  EXPECT_EQ(set.skipped_samples(), 2u);
+  EXPECT_EQ(labels[0], labels[2]);
+  EXPECT_EQ(labels[1], labels[2]);
+  EXPECT_TRUE(std::equal(out.begin(), out.begin() + 3 * 40 * 40, out.begin() + 2 * 3 * 40 * 40));
+}
+
 TEST_F(PipelineTest, JpegSplitsNeedTheTestSetBesideThemAndACropThatFits) {
   DatasetSpec spec;
   spec.name = "jpeg:" + dir_.string();
