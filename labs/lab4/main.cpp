@@ -7,12 +7,13 @@
 // Handout: docs/labs/lab4.md. Run: `lab4 --quick` or `lab4`.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "core/results.h"
+#include "core/stats.h"
 #include "lab_main.h"
 #include "report/chart.h"
 
@@ -41,8 +42,7 @@ double train_rate(const Json& doc) {
   const Json& epochs = doc.at("epochs");
   std::vector<double> r;
   for (std::size_t e = epochs.size() > 1 ? 1 : 0; e < epochs.size(); ++e) r.push_back(epochs[e].at("images_per_second").get<double>());
-  std::sort(r.begin(), r.end());
-  return r.size() % 2 ? r[r.size() / 2] : (r[r.size() / 2 - 1] + r[r.size() / 2]) / 2;
+  return scalelab::median(std::move(r));
 }
 
 void make_set(StepContext& ctx) {
@@ -91,9 +91,7 @@ void pipeline_alone(StepContext& ctx) {
 double pipeline_alone_rate(const StepContext& ctx, int workers) {
   const std::string f = ctx.out("pipeline.json");
   if (!std::filesystem::exists(f)) return 0;
-  std::ifstream in(f);
-  const Json doc = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.contains("rows")) return 0;
+  const Json doc = scalelab::read_json_file(f);
   const Json* r = pipeline_row(doc, workers, "simple", "accurate");
   return r ? r->at("images_per_s").get<double>() : 0.0;
 }

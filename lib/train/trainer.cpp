@@ -257,7 +257,7 @@ TrainResult Trainer::run() {
     rec.skipped_samples = static_cast<std::size_t>(skipped);
     progress.end_epoch(rec.seconds, rec.loss, rec.accuracy, rec.test_loss, rec.test_accuracy);
     if (rec.skipped_samples > 0) {
-      progress.line(fmt::format("  skipped {} bad sample{} this epoch (--on-bad-sample skip: the next good sample took each one's place)",
+      progress.line(fmt::format("  skipped {} bad sample{} this epoch (the next good sample took each one's place)",
                                 rec.skipped_samples, rec.skipped_samples == 1 ? "" : "s"));
     }
     progress.line(fmt::format("  {:.1f} images/sec over steps {}-{} ({} rank{}, global batch {}); data wait {:.2f} s, "
