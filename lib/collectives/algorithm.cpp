@@ -14,7 +14,7 @@ namespace scalelab::collectives {
 // Defined in each algorithm's own file.
 extern const AlgorithmDescriptor kAllreduceLibrary, kBroadcastLibrary, kAllgatherLibrary, kReduceScatterLibrary;
 extern const AlgorithmDescriptor kAllreduceRing, kAllreduceTree, kAllreduceTreePipelined,
-    kAllreduceRecursiveDoubling, kAllreduceRabenseifner, kAllreduceNaive;
+    kAllreduceRecursiveDoubling, kAllreduceRabenseifner, kAllreduceNaive, kAllreduceShm;
 extern const AlgorithmDescriptor kBroadcastNaive, kBroadcastTree, kBroadcastRing;
 extern const AlgorithmDescriptor kAllgatherRing, kAllgatherRecursiveDoubling;
 extern const AlgorithmDescriptor kReduceScatterRing;
@@ -29,6 +29,7 @@ constexpr std::array kTable{
     &kAllreduceRecursiveDoubling,
     &kAllreduceRabenseifner,
     &kAllreduceNaive,
+    &kAllreduceShm,
     &kBroadcastLibrary,
     &kBroadcastNaive,
     &kBroadcastTree,

@@ -5,6 +5,8 @@
 //               and recursive doubling do; a lone send or receive costs the same here)
 //   reduce(m)   combining m bytes into the output (out = a + b)
 //   copy(m)     copying m bytes locally
+//   sync()      one rank's wait at flags in node shared memory until every peer of its node has
+//               arrived (the shared-memory allreduce's only synchronisation)
 //   fresh(a, t) a temporary of a bytes allocated, t bytes of it touched, and freed, within the
 //               call: page faults when the allocator maps fresh pages for it; 0 when it reuses memory
 // AlphaBeta is the textbook model (Thakur, Rabenseifner, Gropp 2005): message = a + m b,
@@ -21,6 +23,9 @@ class Costs {
   [[nodiscard]] virtual double reduce(double bytes) const = 0;
   [[nodiscard]] virtual double copy(double bytes) const = 0;
   [[nodiscard]] virtual double fresh(double /*alloc_bytes*/, double /*touched_bytes*/) const { return 0.0; }
+  // Priced as an empty message unless measured: an upper bound, since a message between ranks of
+  // one node itself waits on such flags.
+  [[nodiscard]] virtual double sync() const { return message(0); }
 };
 
 // a: seconds per message; b: seconds per byte moved; g: seconds per byte reduced; c: per byte copied.

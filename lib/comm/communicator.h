@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/node_memory.h"
 #include "comm/types.h"
 
 namespace scalelab::comm {
@@ -61,6 +62,10 @@ class Communicator {
   // Copies `bytes` within this rank's memory space (memmove on the host, cudaMemcpy for nccl):
   // how algorithms place a rank's own block without knowing where buffers live.
   virtual void local_copy(void* dst, const void* src, std::size_t bytes);
+  // Memory shared by the ranks of this node (comm/node_memory.h): a region of `bytes_per_rank`
+  // per local rank, owned by this communicator and valid while it lives. Collective: every rank
+  // of the communicator calls it, with the same size. nullptr where the backend has none (nccl).
+  [[nodiscard]] virtual NodeMemory* node_memory(std::size_t /*bytes_per_rank*/) { return nullptr; }
   // Every rank's `value`, indexed by rank (through host_allgather). Collective.
   [[nodiscard]] std::vector<double> gather_values(double value);
   // The largest `value` over all ranks, e.g. a step's time (the slowest rank sets the pace).

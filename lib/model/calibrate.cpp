@@ -12,6 +12,7 @@
 #include <fstream>
 #include <vector>
 
+#include "comm/node_barrier.h"
 #include "comm/reduce.h"
 #include "core/error.h"
 #include "core/stats.h"
@@ -142,6 +143,20 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
                     cold ? "cold" : "hot ", s, t_msg * 1e6, static_cast<double>(s) / t_msg / 1e9, t_red * 1e6, t_cpy * 1e6);
       say(line);
     }
+  }
+
+  // The shared-memory allreduce's synchronisation (Costs::sync): rounds of comm::NodeBarrier
+  // through a page of node memory, 200 rounds per timed call. Skipped when the two ranks are on
+  // different nodes (no memory to share).
+  if (comm::NodeMemory* mem = comm.node_memory(4096); mem != nullptr && mem->local_size() == 2) {
+    comm::NodeBarrier flags(*mem);
+    constexpr int kRounds = 200;
+    p.shm_sync_s = timed(comm, o.quick ? 20 : 200, [&](int) {
+      for (int k = 0; k < kRounds; ++k) flags.arrive_and_wait();
+    }) / kRounds;
+    char line[120];
+    std::snprintf(line, sizeof line, "shared-memory flag round between the 2 ranks: %.3f us", p.shm_sync_s * 1e6);
+    say(line);
   }
 
   // How cold a working set is: both ranks exchange 256 KiB pieces, walking in order through W

@@ -216,6 +216,7 @@ nlohmann::json to_json(const Profile& p) {
           {"page_fault_us", p.page_fault_s * 1e6},
           {"mmap_threshold_bytes", p.mmap_threshold_bytes},
           {"fresh_alloc_ns_per_byte", p.fresh_alloc_s_per_byte * 1e9},
+          {"shm_sync_us", p.shm_sync_s * 1e6},
           {"message_hot", table_json(p.message_hot)},
           {"message_cold", table_json(p.message_cold)},
           {"reduce_hot", table_json(p.reduce_hot)},
@@ -243,6 +244,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     p.page_fault_s = number(j, "page_fault_us", origin, "page_fault_us", 0, false, 0.0) * 1e-6;
     p.mmap_threshold_bytes = number(j, "mmap_threshold_bytes", origin, "mmap_threshold_bytes", 0, false, 0.0);
     p.fresh_alloc_s_per_byte = number(j, "fresh_alloc_ns_per_byte", origin, "fresh_alloc_ns_per_byte", 0, false, 0.0) * 1e-9;
+    p.shm_sync_s = number(j, "shm_sync_us", origin, "shm_sync_us", 0, false, 0.0) * 1e-6;
     p.message_hot = table_from(j, "message_hot", origin);
     p.message_cold = table_from(j, "message_cold", origin);
     p.reduce_hot = table_from(j, "reduce_hot", origin);
@@ -362,6 +364,8 @@ double CpuCosts::message(double bytes) const {
 }
 double CpuCosts::reduce(double bytes) const { return blend(p_.reduce_hot, p_.reduce_cold, bytes, 3 * bytes); }
 double CpuCosts::copy(double bytes) const { return blend(p_.copy_hot, p_.copy_cold, bytes, 2 * bytes); }
+
+double CpuCosts::sync() const { return p_.shm_sync_s > 0 ? p_.shm_sync_s : message(0); }
 
 double CpuCosts::fresh(double alloc_bytes, double touched_bytes) const {
   if (p_.mmap_threshold_bytes <= 0 || alloc_bytes < p_.mmap_threshold_bytes) return 0.0;

@@ -83,6 +83,7 @@ struct Profile {
   double page_fault_s = 0;              // first touch of one fresh 4 KiB page
   double mmap_threshold_bytes = 0;      // allocations this large are fresh pages every time (0: unknown)
   double fresh_alloc_s_per_byte = 0;    // malloc + first touch + free above the threshold, per touched byte
+  double shm_sync_s = 0;                // one round of comm::NodeBarrier between the 2 ranks (0: not measured)
   GpuCopies gpu;                        // schema_version 2; "not measured" in older profiles
   // How cold a call's working set is, measured (schema_version 3; empty in older profiles):
   // time per 256 KiB exchange while both ranks walk through W bytes each (half sent from, half
@@ -128,6 +129,8 @@ class CpuCosts final : public Costs {
   [[nodiscard]] double copy(double bytes) const override;
   // A temporary allocated and freed per call: fresh pages when above the mmap threshold.
   [[nodiscard]] double fresh(double alloc_bytes, double touched_bytes) const override;
+  // The measured NodeBarrier round; profiles without it: an empty message (Costs' bound).
+  [[nodiscard]] double sync() const override;
 
  private:
   [[nodiscard]] double blend(const SizeTable& hot, const SizeTable& cold, double bytes, double own_set) const;

@@ -55,6 +55,31 @@ TEST(MpiAlgorithms, EveryAlgorithmMatchesTheReferenceWhenMessagesGoInChunks) {
   }
 }
 
+// The shared-memory allreduce across "nodes": the communicator cuts this host into nodes of one
+// and of two ranks, so the hierarchical path (slices reduced on the node, then a ring between the
+// nodes, then gathered on the node) runs against the reference as on a cluster.
+TEST(MpiAlgorithms, SharedMemoryAllreduceMatchesTheReferenceAcrossNodes) {
+  for (const int block : {1, 2}) {
+    comm::MpiCommunicator nodes(comm::MpiCommunicator::kDefaultMaxCountPerCall, block);
+    auto algo = collectives::make_algorithm(Collective::allreduce, "shm");
+    if (nodes.size() % block != 0) {
+      // Nodes of unequal size: one line that says so, on every rank, not a hang.
+      std::vector<float> x(10, 1.0f);
+      try {
+        algo->run(nodes, x.data(), x.data(), x.size(), comm::DataType::f32, comm::ReduceOp::sum, 0);
+        ADD_FAILURE() << "no error with nodes of " << block << " ranks at " << nodes.size() << " ranks";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("the same number of ranks on every node"), std::string::npos) << e.what();
+      }
+      continue;
+    }
+    const auto failures = check_all_cases(nodes, *algo);
+    const double worst = nodes.max_over_ranks(static_cast<double>(failures.size()));
+    EXPECT_EQ(worst, 0.0) << "shm on nodes of " << block << " ranks at " << nodes.size() << " ranks"
+                          << (failures.empty() ? std::string(" (failures on another rank)") : ": " + failures.front());
+  }
+}
+
 TEST(MpiConsistency, RequireSameNamesTheRanksThatDisagree) {
   auto& comm = world();
   EXPECT_NO_THROW(comm::require_same(comm, 42, "--minbytes: ranks disagree on the element count"));

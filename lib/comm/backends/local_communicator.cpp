@@ -5,10 +5,13 @@
 // pointer in a shared table between two barriers and let every rank read its peers' buffers
 // directly; reductions go through the shared kernels in rank order, so every rank gets the same
 // bits. Any failure is recorded in the world and wakes every waiter, which then throws.
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <memory>
+#include <new>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -43,6 +46,9 @@ struct LocalWorld {
   int arrived = 0;
   unsigned long long generation = 0;     // barrier generation
   std::vector<const void*> slots;        // pointers published for library collectives
+  // Node memory (node_memory()): blocks rank 0 allocates, freed with the world, after every
+  // rank's thread has joined.
+  std::vector<std::unique_ptr<unsigned char, void (*)(unsigned char*)>> shared_blocks;
 
   // Throws when the job has failed, or when `peer` (>= 0) finished without serving us.
   void check_alive(int me, int peer, const char* waiting_for) const {
@@ -61,6 +67,26 @@ struct LocalWorld {
     }
     cv.notify_all();
   }
+};
+
+// Node memory of the local backend: every rank is on the one "node", regions are plain memory of
+// this process. A waiter learns from the world when the job failed or its peer has returned.
+class LocalNodeMemory final : public NodeMemory {
+ public:
+  LocalNodeMemory(LocalWorld& w, int rank, std::vector<unsigned char*> regions, std::size_t bytes)
+      : NodeMemory(rank, all_ranks(w.nranks), std::move(regions), bytes), w_(w) {}
+  void check_peer(int local) const override {
+    std::lock_guard lock(w_.mutex);
+    w_.check_alive(local_rank(), local, "shared-memory data from");
+  }
+
+ private:
+  static std::vector<int> all_ranks(int n) {
+    std::vector<int> r(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) r[static_cast<std::size_t>(i)] = i;
+    return r;
+  }
+  LocalWorld& w_;
 };
 
 class LocalCommunicator final : public Communicator {
@@ -169,6 +195,26 @@ class LocalCommunicator final : public Communicator {
                "already returned will never reach: the ranks ran different sequences of calls");
   }
 
+  NodeMemory* node_memory(std::size_t bytes_per_rank) override {
+    constexpr std::size_t kPage = 4096;
+    const std::size_t bytes = std::max(kPage, (bytes_per_rank + kPage - 1) / kPage * kPage);
+    unsigned char* block = nullptr;
+    if (rank_ == 0) {
+      block = static_cast<unsigned char*>(::operator new[](bytes * static_cast<std::size_t>(w_.nranks),
+                                                           std::align_val_t{kPage}));
+      std::memset(block, 0, bytes * static_cast<std::size_t>(w_.nranks));
+      std::lock_guard lock(w_.mutex);
+      w_.shared_blocks.emplace_back(block, [](unsigned char* b) { ::operator delete[](b, std::align_val_t{4096}); });
+    }
+    publish(block);  // rank 0's block, zeroed, reaches every rank
+    block = const_cast<unsigned char*>(slot(0));
+    std::vector<unsigned char*> regions(static_cast<std::size_t>(w_.nranks));
+    for (int r = 0; r < w_.nranks; ++r) regions[static_cast<std::size_t>(r)] = block + static_cast<std::size_t>(r) * bytes;
+    barrier();  // every rank has read the pointer before the slots are reused
+    memories_.push_back(std::make_unique<LocalNodeMemory>(w_, rank_, std::move(regions), bytes));
+    return memories_.back().get();
+  }
+
   [[noreturn]] void abort(const std::string& message, int exit_code) override {
     w_.fail(rank_, message + " (abort, exit code " + std::to_string(exit_code) + ")", nullptr);
     throw_comm("local rank " + std::to_string(rank_) + " aborted: " + message);
@@ -259,6 +305,7 @@ class LocalCommunicator final : public Communicator {
   LocalWorld& w_;
   const int rank_;
   std::vector<unsigned char> scratch_;  // library reductions; grows once, reused
+  std::vector<std::unique_ptr<LocalNodeMemory>> memories_;
 };
 
 }  // namespace

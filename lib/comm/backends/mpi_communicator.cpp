@@ -41,7 +41,7 @@ std::size_t chunks(std::size_t n, std::size_t chunk) { return n == 0 ? 1 : (n + 
 
 }  // namespace
 
-MpiCommunicator::MpiCommunicator(std::size_t max_count_per_call) : max_chunk_(max_count_per_call) {
+MpiCommunicator::MpiCommunicator(std::size_t max_count_per_call, int node_block) : max_chunk_(max_count_per_call) {
   if (max_chunk_ == 0 || max_chunk_ > static_cast<std::size_t>(INT_MAX)) {
     throw_usage("MpiCommunicator: max_count_per_call " + std::to_string(max_chunk_) +
                 " is outside 1.." + std::to_string(INT_MAX) + "; pass a count MPI's int can hold");
@@ -51,11 +51,29 @@ MpiCommunicator::MpiCommunicator(std::size_t max_count_per_call) : max_chunk_(ma
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-  MPI_Comm local = MPI_COMM_NULL;
-  check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
-  MPI_Comm_rank(local, &local_rank_);
-  MPI_Comm_size(local, &local_size_);
-  MPI_Comm_free(&local);
+  check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_), "MPI_Comm_split_type");
+  if (node_block > 0) {
+    int local = 0;
+    MPI_Comm_rank(node_comm_, &local);
+    MPI_Comm block = MPI_COMM_NULL;
+    check(MPI_Comm_split(node_comm_, local / node_block, local, &block), "MPI_Comm_split");
+    MPI_Comm_free(&node_comm_);
+    node_comm_ = block;
+  }
+  MPI_Comm_set_errhandler(node_comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(node_comm_, &local_rank_);
+  MPI_Comm_size(node_comm_, &local_size_);
+  {
+    MPI_Group world_group = MPI_GROUP_NULL, node_group = MPI_GROUP_NULL;
+    MPI_Comm_group(comm_, &world_group);
+    MPI_Comm_group(node_comm_, &node_group);
+    std::vector<int> locals(static_cast<std::size_t>(local_size_));
+    for (int l = 0; l < local_size_; ++l) locals[static_cast<std::size_t>(l)] = l;
+    node_ranks_.resize(locals.size());
+    MPI_Group_translate_ranks(node_group, local_size_, locals.data(), world_group, node_ranks_.data());
+    MPI_Group_free(&node_group);
+    MPI_Group_free(&world_group);
+  }
   MPI_Type_contiguous(2, MPI_BYTE, &half_type_);
   MPI_Type_commit(&half_type_);
   MPI_Op_create(&half_user_op<ReduceOp::sum>, 1, &half_ops_[0]);
@@ -63,8 +81,76 @@ MpiCommunicator::MpiCommunicator(std::size_t max_count_per_call) : max_chunk_(ma
   MPI_Op_create(&half_user_op<ReduceOp::max>, 1, &half_ops_[2]);
 }
 
+namespace {
+
+// One MPI_Win_allocate_shared window; freeing it is collective over the node, as the
+// communicator's own destruction is.
+class MpiNodeMemory final : public NodeMemory {
+ public:
+  MpiNodeMemory(MPI_Win win, int local_rank, std::vector<int> node_ranks, std::vector<unsigned char*> regions,
+                std::size_t bytes)
+      : NodeMemory(local_rank, std::move(node_ranks), std::move(regions), bytes), win_(win) {}
+  ~MpiNodeMemory() override {
+    if (mpi_active() && win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+  }
+
+ private:
+  MPI_Win win_;
+};
+
+}  // namespace
+
+NodeMemory* MpiCommunicator::node_memory(std::size_t bytes_per_rank) {
+  // Whole pages, each region starting on a page of its own: Open MPI 4.1 lays the ranks' segments
+  // end to end behind a small header (8-byte aligned only, whatever alloc_shared_noncontig says),
+  // so every segment gets a page of slack and its region starts at the first page boundary in it.
+  constexpr std::size_t kPage = 4096;
+  const std::size_t bytes = std::max(kPage, (bytes_per_rank + kPage - 1) / kPage * kPage);
+  const std::size_t segment = bytes + kPage;
+  MPI_Info info = MPI_INFO_NULL;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  void* base = nullptr;
+  MPI_Win win = MPI_WIN_NULL;
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(segment), 1, info, node_comm_, &base, &win);
+  MPI_Info_free(&info);
+  check(rc, "MPI_Win_allocate_shared");
+  auto aligned = [](void* p) {
+    const auto a = (reinterpret_cast<std::uintptr_t>(p) + kPage - 1) / kPage * kPage;
+    return reinterpret_cast<unsigned char*>(a);
+  };
+  std::vector<unsigned char*> regions(static_cast<std::size_t>(local_size_));
+  std::string problem;
+  for (int l = 0; l < local_size_; ++l) {
+    MPI_Aint size = 0;
+    int disp = 0;
+    void* ptr = nullptr;
+    check(MPI_Win_shared_query(win, l, &size, &disp, &ptr), "MPI_Win_shared_query");
+    unsigned char* region = aligned(ptr);
+    if (ptr == nullptr || region + bytes > static_cast<unsigned char*>(ptr) + size) {
+      problem = "MPI_Win_shared_query gave local rank " + std::to_string(l) + " a segment of " +
+                std::to_string(size) + " bytes, less than the " + std::to_string(segment) + " asked";
+    }
+    regions[static_cast<std::size_t>(l)] = region;
+  }
+  // Every rank of the node learns whether any had a problem, so that all fail together.
+  int ok = problem.empty() ? 1 : 0, all_ok = 0;
+  check(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node_comm_), "MPI_Allreduce");
+  if (all_ok == 0) {
+    MPI_Win_free(&win);
+    throw_comm(problem.empty() ? "another rank of this node could not use its shared-memory window" : problem);
+  }
+  std::memset(regions[static_cast<std::size_t>(local_rank_)], 0, bytes);  // the owner touches its pages, once
+  check(MPI_Barrier(node_comm_), "MPI_Barrier");  // every region is zeroed before any rank reads it
+  node_memories_.push_back(
+      std::make_unique<MpiNodeMemory>(win, local_rank_, node_ranks_, std::move(regions), bytes));
+  return node_memories_.back().get();
+}
+
 MpiCommunicator::~MpiCommunicator() {
   if (!mpi_active()) return;  // MPI already finalised: its objects are gone with it
+  node_memories_.clear();
+  if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
   for (MPI_Op& op : half_ops_) {
     if (op != MPI_OP_NULL) MPI_Op_free(&op);
   }

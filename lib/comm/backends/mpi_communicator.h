@@ -5,7 +5,9 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.h"
 
@@ -21,8 +23,9 @@ class MpiCommunicator final : public Communicator {
   // Initialises MPI if needed, duplicates MPI_COMM_WORLD (errors returned, not fatal) and splits
   // it by shared memory for the local rank and size. `max_count_per_call` (1 .. INT_MAX) is
   // lowered only by tests, to run the chunked paths on small buffers; every rank of a job must
-  // pass the same value.
-  explicit MpiCommunicator(std::size_t max_count_per_call = kDefaultMaxCountPerCall);
+  // pass the same value. `node_block` > 0, also for tests only, cuts each node into "nodes" of
+  // that many consecutive local ranks, so a job on one host runs the multi-node paths.
+  explicit MpiCommunicator(std::size_t max_count_per_call = kDefaultMaxCountPerCall, int node_block = 0);
   ~MpiCommunicator() override;
 
   [[nodiscard]] int rank() const override { return rank_; }
@@ -44,6 +47,8 @@ class MpiCommunicator final : public Communicator {
                       ReduceOp op) override;
   void barrier() override;
   void host_allgather(const void* send, void* recv, std::size_t bytes_per_rank) override;
+  // An MPI-3 shared-memory window over this node's ranks, freed with the communicator.
+  [[nodiscard]] NodeMemory* node_memory(std::size_t bytes_per_rank) override;
   [[noreturn]] void abort(const std::string& message, int exit_code) override;
 
   [[nodiscard]] MPI_Comm handle() const { return comm_; }
@@ -54,6 +59,9 @@ class MpiCommunicator final : public Communicator {
 
   std::size_t max_chunk_;  // elements (collectives) or bytes (point-to-point) per MPI call
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm node_comm_ = MPI_COMM_NULL;  // the ranks sharing this node's memory
+  std::vector<int> node_ranks_;         // their ranks in comm_, by local rank
+  std::vector<std::unique_ptr<NodeMemory>> node_memories_;  // windows made by node_memory()
   MPI_Datatype half_type_ = MPI_DATATYPE_NULL;  // 2 contiguous bytes
   MPI_Op half_ops_[3] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};  // sum, min, max
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;

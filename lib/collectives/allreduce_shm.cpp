@@ -1,0 +1,181 @@
+// Shared-memory allreduce: the ranks of a node reduce through memory they all map
+// (comm/node_memory.h, an MPI-3 shared window under mpi) instead of copying every byte through
+// send and receive. The buffer goes in chunks of at most kChunkBytes, each staged in the rank's
+// own staging ring in the shared memory:
+//
+//   copy in    each rank copies its chunk of the input into its ring, then raises its flag
+//   one node of 2 ranks (one phase):
+//              every rank reduces the whole chunk from both rings into its output, in rank order,
+//              so both compute the same bits; one flag wait per chunk
+//   more ranks (two phases):
+//              rank l reduces slice l of the chunk from every ring into its own ring, raises its
+//              flag; once every flag is up, each rank copies all slices into its output: each byte
+//              is reduced once on the node, 2 flag waits per chunk
+//   several nodes (hierarchical): the two phases, with slice l allreduced between the nodes in
+//              between by the ring among the ranks holding local rank l on each node (every node
+//              needs the same number of ranks)
+//
+// The ranks of a node step together through a comm::NodeBarrier (flags in the regions). Chunks
+// take consecutive places in a ring of kRingBytes, not two alternating slots: the bytes a peer
+// read are overwritten only several chunks later, by which time they have left the peer's cache.
+// Overwriting lines another core still holds costs an invalidation per line, and with both cores
+// doing it at once a 64 KiB copy-in took 2.4 us instead of 0.6 (docs/cost-model.md). Bytes of
+// chunk c are written again at chunk c + 2 at the earliest, after every peer's flag for chunk
+// c + 1 shows it has finished reading chunk c, so no step needs a second wait. Flags and rings
+// persist across calls, so a call allocates nothing.
+#include "collectives/algorithm_base.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "comm/node_barrier.h"
+#include "comm/rank_group.h"
+#include "core/error.h"
+
+namespace scalelab::collectives {
+namespace {
+
+// A chunk is at most 256 KiB: a rank's chunk and the peers' chunk it reads stay within a core's
+// L2 (1 MiB on current server cores), and a 64 MiB call is 256 chunks, whose 256-512 flag waits
+// cost far less than its memory traffic. The ring holds eight chunks (2 MiB per rank): of the
+// rings tried here (1-8 chunks of 32-256 KiB), the fastest from 64 KiB to 64 MiB.
+constexpr std::size_t kChunkBytes = 256 * 1024;
+constexpr std::size_t kRingBytes = 8 * kChunkBytes;
+constexpr std::size_t kFlagArea = 4096;  // the NodeBarrier's flag, padded so the ring starts on a page
+constexpr std::size_t kRegionBytes = kFlagArea + kRingBytes;
+// Chunks start on cache lines, so that no line holds bytes of two chunks.
+constexpr std::size_t kLine = 64;
+
+class ShmAllreduce final : public PointToPointAlgorithm {
+ public:
+  ShmAllreduce() : PointToPointAlgorithm("shm", Collective::allreduce) {}
+  [[nodiscard]] std::size_t scratch_bytes() const override {
+    return PointToPointAlgorithm::scratch_bytes() + (ring_ ? ring_->scratch_bytes() : 0);
+  }
+
+ private:
+  void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
+                comm::ReduceOp op, int /*root*/) override {
+    attach(comm);
+    const std::size_t es = comm::size_of(type);
+    const std::size_t per_chunk = kChunkBytes / es;
+    for (std::size_t off = 0; off < count; off += per_chunk) {
+      chunk(at(send, off, es), at(recv, off, es), std::min(per_chunk, count - off), type, op, comm.size());
+    }
+  }
+
+  // The node memory and, across nodes, the group of ranks this rank's slices travel with: set up
+  // at the first call on a communicator (collective, like the call itself).
+  void attach(comm::Communicator& comm) {
+    if (comm_ == &comm && size_ == comm.size()) return;
+    mem_ = comm.node_memory(kRegionBytes);
+    if (mem_ == nullptr) {
+      throw_parameter(ErrorKind::usage, "algorithm",
+                      "shm: backend " + comm.backend() + " has no memory shared between ranks; use ring or library");
+    }
+    comm_ = &comm;
+    size_ = comm.size();
+    barrier_ = std::make_unique<comm::NodeBarrier>(*mem_);
+    next_ = 0;
+    const int local = mem_->local_size();
+    // Every rank's node (its lowest rank) and local rank, to find the ranks that share a slice.
+    const int mine[3] = {mem_->node_ranks()[0], mem_->local_rank(), local};
+    std::vector<int> all(3 * static_cast<std::size_t>(size_));
+    comm.host_allgather(mine, all.data(), sizeof mine);
+    std::vector<int> across;
+    for (int r = 0; r < size_; ++r) {
+      const int* info = &all[3 * static_cast<std::size_t>(r)];
+      if (info[2] != local) {
+        throw_parameter(ErrorKind::usage, "algorithm",
+                        "shm: rank " + std::to_string(r) + " shares its node with " + std::to_string(info[2]) +
+                            " ranks and rank " + std::to_string(comm.rank()) + " with " + std::to_string(local) +
+                            "; the hierarchical allreduce needs the same number of ranks on every node "
+                            "(use ring or library)");
+      }
+      if (info[1] == mem_->local_rank()) across.push_back(r);  // ascending rank: node order
+    }
+    nodes_ = static_cast<int>(across.size());
+    group_.reset();
+    if (nodes_ > 1) {
+      group_ = std::make_unique<comm::RankGroup>(comm, std::move(across));
+      if (!ring_) ring_ = make_algorithm(Collective::allreduce, "ring");
+    }
+    two_phase_ = local > 2 || nodes_ > 1;
+  }
+
+  // Where the next chunk of `bytes` goes in every rank's ring (all ranks place it alike).
+  std::size_t place(std::size_t bytes) {
+    if (next_ + bytes > kRingBytes) next_ = 0;
+    const std::size_t start = next_;
+    next_ += (bytes + kLine - 1) / kLine * kLine;
+    return start;
+  }
+  [[nodiscard]] unsigned char* staged(int local, std::size_t pos) const {
+    return mem_->region(local) + kFlagArea + pos;
+  }
+
+  void chunk(const void* send, void* recv, std::size_t m, comm::DataType type, comm::ReduceOp op, int p) {
+    const std::size_t es = comm::size_of(type);
+    const int local = mem_->local_size(), me = mem_->local_rank();
+    const std::size_t pos = place(m * es);
+    const comm::ReduceOp sum_op = op == comm::ReduceOp::avg ? comm::ReduceOp::sum : op;
+    std::memcpy(staged(me, pos), send, m * es);
+    barrier_->arrive_and_wait();
+    if (!two_phase_) {
+      comm::reduce_to(recv, staged(0, pos), staged(1, pos), m, type, sum_op);
+      comm::finish_reduction(recv, m, type, op, p);
+      return;
+    }
+    const Blocks slices{m, static_cast<std::size_t>(local)};
+    const std::size_t mine_off = slices.offset(static_cast<std::size_t>(me)) * es;
+    const std::size_t mine_n = slices.size(static_cast<std::size_t>(me));
+    unsigned char* s = staged(me, pos) + mine_off;
+    for (int l = 0; l < local; ++l) {
+      if (l != me && mine_n > 0) comm::reduce_into(s, staged(l, pos) + mine_off, mine_n, type, sum_op);
+    }
+    if (group_ && mine_n > 0) ring_->run(*group_, s, s, mine_n, type, sum_op, 0);
+    comm::finish_reduction(s, mine_n, type, op, p);
+    barrier_->arrive_and_wait();
+    for (int l = 0; l < local; ++l) {
+      const auto li = static_cast<std::size_t>(l);
+      if (slices.size(li) > 0) {
+        std::memcpy(at(recv, slices.offset(li), es), staged(l, pos) + slices.offset(li) * es, slices.size(li) * es);
+      }
+    }
+  }
+
+  comm::Communicator* comm_ = nullptr;
+  comm::NodeMemory* mem_ = nullptr;  // owned by comm_
+  int size_ = 0;
+  int nodes_ = 1;
+  bool two_phase_ = false;
+  std::unique_ptr<comm::NodeBarrier> barrier_;  // flags at the start of each region
+  std::size_t next_ = 0;  // where the next chunk goes in the rings
+  std::unique_ptr<comm::RankGroup> group_;  // the ranks of this local rank on every node
+  std::unique_ptr<Algorithm> ring_;         // between the nodes
+};
+
+// One node of p ranks: per chunk of m bytes, the copy in, the flag wait(s) and the reduction as
+// exchange() does them (the flag's cost is Costs::sync). Across nodes the formula is not used:
+// the executor needs the node layout, which (n, p) does not carry.
+double cost(double n, int p, const Costs& c) {
+  if (p < 2 || !(n > 0)) return 0.0;
+  const double chunks = std::ceil(n / static_cast<double>(kChunkBytes));
+  const double m = n / chunks;
+  if (p <= 2) return chunks * (c.copy(m) + c.sync() + c.reduce(m));
+  return chunks * (c.copy(m) + 2 * c.sync() + (p - 1) * c.reduce(m / p) + c.copy(m));
+}
+
+std::unique_ptr<Algorithm> make() { return std::make_unique<ShmAllreduce>(); }
+
+}  // namespace
+
+extern const AlgorithmDescriptor kAllreduceShm{
+    Collective::allreduce, "shm",
+    "through node shared memory (MPI-3 window): each rank stages 256 KiB chunks and reduces from its peers' "
+    "staged chunks directly; across nodes a ring between the nodes on each slice",
+    "Open MPI's coll/sm and coll/xhc, NCCL's SHM transport inside a node", NcclAnalogue::none, &make, &cost,
+    kChunkBytes, 0};
+
+}  // namespace scalelab::collectives
