@@ -79,6 +79,9 @@ struct AlgorithmDescriptor {
   // many (the ring: blocks over 1 MiB in at most 4 segments).
   std::size_t segment_bytes = 0;
   std::size_t max_segments = 0;
+  // Runs only where the ranks of a node share host memory (CPU ranks): the GPU model does not
+  // price it (`predict` on GPUs says it is not available there).
+  bool host_only = false;
 
   [[nodiscard]] bool is_library() const { return cost == nullptr; }
 };

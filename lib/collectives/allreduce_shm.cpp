@@ -156,14 +156,15 @@ class ShmAllreduce final : public PointToPointAlgorithm {
   std::unique_ptr<Algorithm> ring_;         // between the nodes
 };
 
-// One node of p ranks: per chunk of m bytes, the copy in, the flag wait(s) and the reduction as
-// exchange() does them (the flag's cost is Costs::sync). Across nodes the formula is not used:
-// the executor needs the node layout, which (n, p) does not carry.
+// One node of p ranks, chunk by chunk as exchange() goes. At 2 ranks a chunk of m bytes is one
+// Costs::staged step (copy in, flags, reduce from both ranks' chunks); above, the copy in, two
+// flag waits, p - 1 reductions of the rank's slice and the copy out. Across nodes the formula is
+// not used: the executor needs the node layout, which (n, p) does not carry.
 double cost(double n, int p, const Costs& c) {
   if (p < 2 || !(n > 0)) return 0.0;
   const double chunks = std::ceil(n / static_cast<double>(kChunkBytes));
   const double m = n / chunks;
-  if (p <= 2) return chunks * (c.copy(m) + c.sync() + c.reduce(m));
+  if (p <= 2) return chunks * c.staged(m);
   return chunks * (c.copy(m) + 2 * c.sync() + (p - 1) * c.reduce(m / p) + c.copy(m));
 }
 
@@ -176,6 +177,6 @@ extern const AlgorithmDescriptor kAllreduceShm{
     "through node shared memory (MPI-3 window): each rank stages 256 KiB chunks and reduces from its peers' "
     "staged chunks directly; across nodes a ring between the nodes on each slice",
     "Open MPI's coll/sm and coll/xhc, NCCL's SHM transport inside a node", NcclAnalogue::none, &make, &cost,
-    kChunkBytes, 0};
+    kChunkBytes, 0, /*host_only=*/true};
 
 }  // namespace scalelab::collectives

@@ -7,6 +7,9 @@
 //   copy(m)     copying m bytes locally
 //   sync()      one rank's wait at flags in node shared memory until every peer of its node has
 //               arrived (the shared-memory allreduce's only synchronisation)
+//   staged(m)   one step of the shared-memory allreduce between 2 ranks: each copies its m bytes
+//               into node shared memory, they meet at the flags, and each reduces both ranks' m
+//               bytes into its output, reading the peer's straight from the other core's cache
 //   fresh(a, t) a temporary of a bytes allocated, t bytes of it touched, and freed, within the
 //               call: page faults when the allocator maps fresh pages for it; 0 when it reuses memory
 // AlphaBeta is the textbook model (Thakur, Rabenseifner, Gropp 2005): message = a + m b,
@@ -26,6 +29,9 @@ class Costs {
   // Priced as an empty message unless measured: an upper bound, since a message between ranks of
   // one node itself waits on such flags.
   [[nodiscard]] virtual double sync() const { return message(0); }
+  // Its parts unless measured whole; measured, it includes what the parts leave out: reading lines
+  // another core has just written, and both cores doing so at once.
+  [[nodiscard]] virtual double staged(double bytes) const { return copy(bytes) + sync() + reduce(bytes); }
 };
 
 // a: seconds per message; b: seconds per byte moved; g: seconds per byte reduced; c: per byte copied.

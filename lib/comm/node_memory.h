@@ -9,7 +9,9 @@
 //   if (mem) { unsigned char* peer = mem->region(1); ... }   // nullptr: this backend has none
 //
 // Regions are page aligned, zeroed (every page touched once, so later use pays no page fault) and
-// live as long as the communicator that made them. Ordering between ranks is the caller's
+// valid while the communicator that made them lives. An MPI window is released by MPI_Finalize,
+// not by the communicator: freeing one is collective, and a rank unwinding from an error alone
+// would wait in it forever. Ordering between ranks is the caller's
 // business: std::atomic flags placed in the regions, with release stores and acquire loads
 // (lock-free atomics are address-free, so they work between processes as between threads).
 #pragma once

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <vector>
 
+#include "collectives/algorithm.h"
 #include "comm/node_barrier.h"
 #include "comm/reduce.h"
 #include "core/error.h"
@@ -146,10 +147,12 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
   }
 
   // The shared-memory allreduce's synchronisation (Costs::sync): rounds of comm::NodeBarrier
-  // through a page of node memory, 200 rounds per timed call. Skipped when the two ranks are on
-  // different nodes (no memory to share).
-  if (comm::NodeMemory* mem = comm.node_memory(4096); mem != nullptr && mem->local_size() == 2) {
-    comm::NodeBarrier flags(*mem);
+  // through a page of node memory, 200 rounds per timed call. This and the next are skipped when
+  // the two ranks are on different nodes (no memory to share).
+  comm::NodeMemory* node = comm.node_memory(4096);
+  const bool same_node = node != nullptr && node->local_size() == 2;
+  if (same_node) {
+    comm::NodeBarrier flags(*node);
     constexpr int kRounds = 200;
     p.shm_sync_s = timed(comm, o.quick ? 20 : 200, [&](int) {
       for (int k = 0; k < kRounds; ++k) flags.arrive_and_wait();
@@ -157,6 +160,31 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
     char line[120];
     std::snprintf(line, sizeof line, "shared-memory flag round between the 2 ranks: %.3f us", p.shm_sync_s * 1e6);
     say(line);
+  }
+
+  // The shared-memory allreduce's own step at one chunk or less (Costs::staged), hot and cold as
+  // above: what its formula needs and the parts leave out (reading lines the other core has just
+  // written, both cores at once).
+  if (same_node) {
+    const auto& shm = collectives::find_algorithm(collectives::Collective::allreduce, "shm");
+    auto algo = shm.make();
+    for (bool cold : {false, true}) {
+      SizeTable& t = cold ? p.staged_cold : p.staged_hot;
+      for (std::size_t s : sizes) {
+        if (s > shm.segment_bytes) break;
+        const std::size_t n = std::max<std::size_t>(1, s / 4);
+        const double secs = timed(comm, calls_for(s, o.quick), [&](int i) {
+          const std::size_t off = offset(s, i, cold);
+          algo->run(comm, a.at(off), out.at(off), n, comm::DataType::f32, comm::ReduceOp::sum, 0);
+        });
+        t.bytes.push_back(static_cast<double>(s));
+        t.seconds.push_back(secs);
+        char line[120];
+        std::snprintf(line, sizeof line, "%s %10zu B: shared-memory allreduce step %8.2f us", cold ? "cold" : "hot ", s,
+                      secs * 1e6);
+        say(line);
+      }
+    }
   }
 
   // How cold a working set is: both ranks exchange 256 KiB pieces, walking in order through W

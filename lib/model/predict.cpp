@@ -72,7 +72,10 @@ std::optional<double> Predictor::memory_limit_s(Collective c, double n) const {
 
 std::vector<std::string> Predictor::algorithms(Collective c) const {
   std::vector<std::string> out{"auto"};
-  for (const auto& a : collectives::algorithm_names(c)) out.push_back(a);
+  for (const auto& a : collectives::algorithm_names(c)) {
+    if (gpu_ && collectives::find_algorithm(c, a).host_only) continue;  // CPU ranks only
+    out.push_back(a);
+  }
   if (gpu_ && c == Collective::allreduce) out.push_back("nvls");
   return out;
 }
@@ -119,6 +122,13 @@ Prediction Predictor::predict(Collective c, const std::string& algorithm, std::o
   if (std::find(names.begin(), names.end(), algorithm) == names.end()) {
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    for (const auto& n : collectives::algorithm_names(c)) {
+      if (gpu_ && n == algorithm) {
+        throw_parameter(ErrorKind::usage, "algorithm",
+                        algorithm + ": runs on CPU ranks only (it reduces in host memory the ranks of a node share); "
+                        "on GPUs use one of " + list);
+      }
+    }
     throw_parameter(ErrorKind::usage, "algorithm",
                     algorithm + ": not an algorithm for " + std::string(collectives::name_of(c)) + "; use one of " + list);
   }

@@ -47,7 +47,8 @@ class Predictor {
   // rank's, then the other slices copied in), the traffic of a memcpy of (3p-1)/(2p) bytes.
   // docs/cost-model.md, "The memory-traffic limit". nullopt on GPUs and for other collectives.
   [[nodiscard]] std::optional<double> memory_limit_s(collectives::Collective c, double bytes) const;
-  // The algorithms predict() accepts for a collective ("auto" first).
+  // The algorithms predict() accepts for a collective ("auto" first); on GPUs, not the host-only
+  // ones (AlgorithmDescriptor::host_only), which predict() refuses there with a usage error.
   [[nodiscard]] std::vector<std::string> algorithms(collectives::Collective c) const;
   [[nodiscard]] int ranks() const { return ranks_; }
   [[nodiscard]] bool on_gpus() const { return gpu_.has_value(); }

@@ -225,6 +225,8 @@ nlohmann::json to_json(const Profile& p) {
           {"copy_cold", table_json(p.copy_cold)},
           {"gpu", gpu_json(p.gpu)},
           {"working_set", table_json(p.working_set)},
+          {"staged_hot", table_json(p.staged_hot)},
+          {"staged_cold", table_json(p.staged_cold)},
           {"compute", compute_json(p.compute)}};
 }
 
@@ -253,6 +255,8 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     p.copy_cold = table_from(j, "copy_cold", origin);
     p.gpu = gpu_from(j, origin);
     if (j.contains("working_set")) p.working_set = table_from(j, "working_set", origin, /*may_be_empty=*/true);
+    if (j.contains("staged_hot")) p.staged_hot = table_from(j, "staged_hot", origin, /*may_be_empty=*/true);
+    if (j.contains("staged_cold")) p.staged_cold = table_from(j, "staged_cold", origin, /*may_be_empty=*/true);
     p.compute = compute_from(j, origin);
     return p;
   } catch (const nlohmann::json::exception& e) {
@@ -366,6 +370,13 @@ double CpuCosts::reduce(double bytes) const { return blend(p_.reduce_hot, p_.red
 double CpuCosts::copy(double bytes) const { return blend(p_.copy_hot, p_.copy_cold, bytes, 2 * bytes); }
 
 double CpuCosts::sync() const { return p_.shm_sync_s > 0 ? p_.shm_sync_s : message(0); }
+
+// A staged step reads its input and writes its output (the staging stays in cache): own working
+// set 2m, as for a copy.
+double CpuCosts::staged(double bytes) const {
+  if (p_.staged_hot.empty() || p_.staged_cold.empty()) return Costs::staged(bytes);
+  return blend(p_.staged_hot, p_.staged_cold, bytes, 2 * bytes);
+}
 
 double CpuCosts::fresh(double alloc_bytes, double touched_bytes) const {
   if (p_.mmap_threshold_bytes <= 0 || alloc_bytes < p_.mmap_threshold_bytes) return 0.0;

@@ -84,6 +84,9 @@ struct Profile {
   double mmap_threshold_bytes = 0;      // allocations this large are fresh pages every time (0: unknown)
   double fresh_alloc_s_per_byte = 0;    // malloc + first touch + free above the threshold, per touched byte
   double shm_sync_s = 0;                // one round of comm::NodeBarrier between the 2 ranks (0: not measured)
+  // The shared-memory allreduce itself at one chunk or less (Costs::staged), hot and cold like the
+  // tables above; empty in profiles made before it was measured.
+  SizeTable staged_hot, staged_cold;
   GpuCopies gpu;                        // schema_version 2; "not measured" in older profiles
   // How cold a call's working set is, measured (schema_version 3; empty in older profiles):
   // time per 256 KiB exchange while both ranks walk through W bytes each (half sent from, half
@@ -131,6 +134,8 @@ class CpuCosts final : public Costs {
   [[nodiscard]] double fresh(double alloc_bytes, double touched_bytes) const override;
   // The measured NodeBarrier round; profiles without it: an empty message (Costs' bound).
   [[nodiscard]] double sync() const override;
+  // The measured step; profiles without it: the sum of its parts.
+  [[nodiscard]] double staged(double bytes) const override;
 
  private:
   [[nodiscard]] double blend(const SizeTable& hot, const SizeTable& cold, double bytes, double own_set) const;

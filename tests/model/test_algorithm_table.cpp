@@ -9,6 +9,7 @@
 #include <string>
 
 #include "collectives/algorithm.h"
+#include "core/error.h"
 #include "model/predict.h"
 #include "model/profile.h"
 #include "topo/catalog.h"
@@ -65,6 +66,17 @@ TEST(AlgorithmCosts, EveryFormulaGrowsWithTheBufferAndVanishesAtOneRank) {
 void expect_finite_for_every_algorithm(const Predictor& pr, const std::string& where) {
   for (const AlgorithmDescriptor* d : collectives::algorithm_table()) {
     for (double bytes : {8.0, 65536.0, 64e6}) {
+      if (d->host_only && pr.on_gpus()) {
+        // Not priced on GPUs: a usage error that says why, rather than a number.
+        try {
+          (void)pr.predict(d->collective, std::string(d->name), std::nullopt, bytes);
+          ADD_FAILURE() << label(*d) << " was priced on " << where;
+        } catch (const Error& e) {
+          EXPECT_EQ(e.kind(), ErrorKind::usage) << e.what();
+          EXPECT_NE(std::string(e.what()).find("CPU ranks only"), std::string::npos) << e.what();
+        }
+        continue;
+      }
       const Prediction x = pr.predict(d->collective, std::string(d->name), std::nullopt, bytes);
       EXPECT_TRUE(std::isfinite(x.time_s) && x.time_s > 0)
           << label(*d) << " on " << where << " at " << bytes << " B: " << x.time_s << " (" << x.detail << ")";

@@ -97,6 +97,19 @@ wrong = [r[p]["wrong"] for run in d["runs"] for r in run["results"] for p in ("i
 assert wrong and all(w == 0 for w in wrong), wrong
 print("allreduce across", hosts, ": #wrong 0 at", len(wrong) // 2, "sizes")
 PY
+  # The shared-memory allreduce with two ranks on each host: reduced through each host's shared
+  # window, a ring between the hosts on each slice, every type and op exact.
+  timeout 180 "$scalelab" run -np 4 -H $a:2,$b:2 -- bench allreduce --algo shm -b 1K -e 1M -f 32 -d all -o all -n 3 -w 1 \
+    --json "$work/shm.json" >"$work/shm.out" 2>&1 || fail "shm allreduce across the hosts failed: $(tail -3 "$work/shm.out")"
+  python3 - "$work/shm.json" "$a" "$b" <<'PY' || fail "shm bench record"
+import json, sys
+d = json.load(open(sys.argv[1]))
+hosts = [r["host"] for r in d["runs"][0]["ranks"]]
+assert hosts == [sys.argv[2]] * 2 + [sys.argv[3]] * 2, hosts
+wrong = [r[p]["wrong"] for run in d["runs"] for r in run["results"] for p in ("in_place", "out_of_place")]
+assert wrong and all(w == 0 for w in wrong), wrong
+print("shm allreduce, 2 ranks on each of", sorted(set(hosts)), ": #wrong 0 in", len(wrong) // 2, "rows")
+PY
   ;;
 link-down)
   start=$(date +%s)

@@ -81,26 +81,10 @@ MpiCommunicator::MpiCommunicator(std::size_t max_count_per_call, int node_block)
   MPI_Op_create(&half_user_op<ReduceOp::max>, 1, &half_ops_[2]);
 }
 
-namespace {
-
-// One MPI_Win_allocate_shared window; freeing it is collective over the node, as the
-// communicator's own destruction is.
-class MpiNodeMemory final : public NodeMemory {
- public:
-  MpiNodeMemory(MPI_Win win, int local_rank, std::vector<int> node_ranks, std::vector<unsigned char*> regions,
-                std::size_t bytes)
-      : NodeMemory(local_rank, std::move(node_ranks), std::move(regions), bytes), win_(win) {}
-  ~MpiNodeMemory() override {
-    if (mpi_active() && win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
-  }
-
- private:
-  MPI_Win win_;
-};
-
-}  // namespace
-
 NodeMemory* MpiCommunicator::node_memory(std::size_t bytes_per_rank) {
+  // The window is never freed here but by MPI_Finalize: MPI_Win_free is collective over the node,
+  // and a destructor that runs on one rank only (a rank unwinding from an error while its peers
+  // wait in another call) would wait in it forever.
   // Whole pages, each region starting on a page of its own: Open MPI 4.1 lays the ranks' segments
   // end to end behind a small header (8-byte aligned only, whatever alloc_shared_noncontig says),
   // so every segment gets a page of slack and its region starts at the first page boundary in it.
@@ -143,13 +127,12 @@ NodeMemory* MpiCommunicator::node_memory(std::size_t bytes_per_rank) {
   std::memset(regions[static_cast<std::size_t>(local_rank_)], 0, bytes);  // the owner touches its pages, once
   check(MPI_Barrier(node_comm_), "MPI_Barrier");  // every region is zeroed before any rank reads it
   node_memories_.push_back(
-      std::make_unique<MpiNodeMemory>(win, local_rank_, node_ranks_, std::move(regions), bytes));
+      std::make_unique<NodeMemory>(local_rank_, node_ranks_, std::move(regions), bytes));
   return node_memories_.back().get();
 }
 
 MpiCommunicator::~MpiCommunicator() {
   if (!mpi_active()) return;  // MPI already finalised: its objects are gone with it
-  node_memories_.clear();
   if (node_comm_ != MPI_COMM_NULL) MPI_Comm_free(&node_comm_);
   for (MPI_Op& op : half_ops_) {
     if (op != MPI_OP_NULL) MPI_Op_free(&op);

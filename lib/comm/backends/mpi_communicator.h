@@ -47,7 +47,7 @@ class MpiCommunicator final : public Communicator {
                       ReduceOp op) override;
   void barrier() override;
   void host_allgather(const void* send, void* recv, std::size_t bytes_per_rank) override;
-  // An MPI-3 shared-memory window over this node's ranks, freed with the communicator.
+  // An MPI-3 shared-memory window over this node's ranks (released by MPI_Finalize).
   [[nodiscard]] NodeMemory* node_memory(std::size_t bytes_per_rank) override;
   [[noreturn]] void abort(const std::string& message, int exit_code) override;
 
@@ -61,7 +61,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Comm node_comm_ = MPI_COMM_NULL;  // the ranks sharing this node's memory
   std::vector<int> node_ranks_;         // their ranks in comm_, by local rank
-  std::vector<std::unique_ptr<NodeMemory>> node_memories_;  // windows made by node_memory()
+  std::vector<std::unique_ptr<NodeMemory>> node_memories_;  // views of the windows node_memory() made
   MPI_Datatype half_type_ = MPI_DATATYPE_NULL;  // 2 contiguous bytes
   MPI_Op half_ops_[3] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};  // sum, min, max
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
