@@ -74,7 +74,7 @@ class ShmAllreduce final : public PointToPointAlgorithm {
       throw_parameter(ErrorKind::usage, "algorithm",
                       "shm: backend " + comm.backend() + " has no memory shared between ranks; use ring or library");
     }
-    comm_ = &comm;
+    comm_ = nullptr;  // until the layout below is known to work
     size_ = comm.size();
     barrier_ = std::make_unique<comm::NodeBarrier>(*mem_);
     next_ = 0;
@@ -102,6 +102,7 @@ class ShmAllreduce final : public PointToPointAlgorithm {
       if (!ring_) ring_ = make_algorithm(Collective::allreduce, "ring");
     }
     two_phase_ = local > 2 || nodes_ > 1;
+    comm_ = &comm;
   }
 
   // Where the next chunk of `bytes` goes in every rank's ring (all ranks place it alike).

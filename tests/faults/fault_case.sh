@@ -1,7 +1,7 @@
 #!/bin/bash
 # One fault case, run by CTest (tests/faults/CMakeLists.txt registers the matrix):
 #   fault_case.sh SCALELAB MPIEXEC WORKDIR KIND PHASE SIGNAL RANKS STALL_TIMEOUT
-#   KIND   train | bench: SCALELAB_FAULT_AT=PHASE:<victim>:SIGNAL:<n> (lib/comm/fault_injection.h)
+#   KIND   train | bench | shm (bench with --algo shm): SCALELAB_FAULT_AT=PHASE:<victim>:SIGNAL:<n> (lib/comm/fault_injection.h)
 #          stops or kills one rank as it enters PHASE; the victim is rank 0 for the checkpoint
 #          (only rank 0 writes it), else the last rank.
 #          run: `scalelab run` itself gets SIGNAL while its ranks train (PHASE is ignored).
@@ -38,7 +38,7 @@ case $KIND/$PHASE in
   train/allreduce) nth=6 ;;    # epoch 2, step 2
   train/evaluation) nth=2 ;;   # epoch 2
   train/checkpoint) nth=2; victim=0 ;;
-  bench/allreduce) nth=20 ;;
+  bench/allreduce | shm/allreduce) nth=20 ;;
   run/*) nth=0 ;;
   *) fail "unknown case $KIND/$PHASE" ;;
 esac
@@ -56,7 +56,10 @@ if [ "$KIND" = run ]; then
   rc=$?
 else
   if [ "$KIND" = train ]; then cmd=("$SCALELAB" "${TRAIN[@]}")
-  else cmd=("$SCALELAB" bench allreduce -b 1K -e 1K -n 100000 -w 0 --json "$WORK/bench.json" --stall-timeout "$STALL"); fi
+  else
+    cmd=("$SCALELAB" bench allreduce -b 1K -e 1K -n 100000 -w 0 --json "$WORK/bench.json" --stall-timeout "$STALL")
+    [ "$KIND" = shm ] && cmd+=(--algo shm)  # the survivors wait at shared-memory flags, not in MPI
+  fi
   SCALELAB_FAULT_AT="$PHASE:$victim:$SIGNAL:$nth" "$MPIEXEC" -np "$RANKS" -x SCALELAB_FAULT_AT "${cmd[@]}" > out.txt 2>&1
   rc=$?
 fi
