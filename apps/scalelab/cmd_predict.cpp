@@ -84,6 +84,8 @@ int cmd_predict(const Args& args) {
   const model::Predictor pr = make_predictor(*vm, args, m);
   const std::string algo = (*vm)["algo"].as<std::string>();
   const auto sizes = bench::size_sweep(spec, comm::size_of(type));
+  // An algorithm this predictor refuses (shm on GPUs): the error before any output.
+  if (!sizes.empty()) (void)pr.predict(c, algo, proto, static_cast<double>(sizes.front()));
 
   std::printf("# scalelab predict: %s on %s\n# model: %s\n# bottleneck: %s\n#\n", std::string(collectives::name_of(c)).c_str(),
               pr.where().c_str(),

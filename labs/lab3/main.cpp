@@ -7,6 +7,7 @@
 // from each link; a chart of predicted and measured busbw.
 // Handout: docs/labs/lab3.md. Run: `lab3 --quick` (a few minutes) or `lab3`.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -132,6 +133,10 @@ void busbw_curves(StepContext& ctx) {
           "Why are the workstation's two curves one, and how does its 4-GPU ring compare with the 8-GPU server's?");
 }
 
+// Step 4's allreduces on this machine: through Open MPI's messages (the ring, the library) and
+// through shared memory (shm); the chart draws the same list.
+constexpr std::array<const char*, 3> kThisMachineAlgorithms{"ring", "library", "shm"};
+
 void predict_then_measure(StepContext& ctx) {
   const std::string profile = ctx.out("this-machine-profile.json");
   // --force: the profile stays in the lab's folder, and a busy machine marks this step unreliable
@@ -140,7 +145,7 @@ void predict_then_measure(StepContext& ctx) {
   if (ctx.options().quick) cal.push_back("--quick");
   ctx.run(cal, ctx.out("calibration.json"));
   Json summary;
-  for (const std::string algo : {"ring", "library"}) {
+  for (const std::string algo : kThisMachineAlgorithms) {
     const std::string pf = ctx.out("predict-this-" + algo + ".json");
     ctx.run({"predict", "allreduce", "--machine", "this", "--ranks", "2", "--profile", profile, "--algo", algo, "-b", "64K",
              "-e", sizes_max(ctx), "-f", "2", "--json", pf});
@@ -158,7 +163,9 @@ void predict_then_measure(StepContext& ctx) {
             "about the model. Rerun this step on a quiet machine.");
   }
   ctx.say("The model's target: median |error| <= 10%, max <= 25% (a quiet machine; check `uptime`).\n"
-          "Question: where is the library's error largest, and which mechanism (see docs/cost-model.md) explains it?");
+          "Question: where is the library's error largest, and which mechanism (see docs/cost-model.md) explains it?\n"
+          "Question: shm moves no message at all; what does it still pay that keeps it far from a memcpy's speed\n"
+          "below a few MiB (see docs/performance.md)?");
 }
 
 void resnet50_links(StepContext& ctx) {
@@ -219,8 +226,8 @@ void chart(StepContext& ctx) {
   c.log_x = c.x_bytes = c.y_from_zero = true;
   std::string errors, where;
   double load = 0;
-  for (std::size_t ai = 0; ai < 2; ++ai) {
-    const std::string algo = ai == 0 ? "ring" : "library";
+  for (std::size_t ai = 0; ai < kThisMachineAlgorithms.size(); ++ai) {
+    const std::string algo = kThisMachineAlgorithms[ai];
     const Json b = ctx.earlier(ctx.out("bench-this-" + algo + ".json"), 4);
     const Json& run = b.at("runs").at(0);
     const double factor = run.at("benchmark").at("busbw_factor").get<double>();
@@ -244,8 +251,8 @@ void chart(StepContext& ctx) {
     }
     if (b.contains("load") && b["load"].is_object()) load = std::max(load, b["load"].value("load_average_end", 0.0));
   }
-  c.title = fmt::format("allreduce on this machine, 2 ranks: measured (solid) and predicted (dashed); median |error| {}\n"
-                        "{}, load average up to {:.1f}",
+  c.title = fmt::format("allreduce on this machine, 2 ranks: measured (solid) and predicted (dashed)\n"
+                        "median |error| {}; {}, load average up to {:.1f}",
                         errors.empty() ? "-" : errors, where, load);
   try {
     const auto files = scalelab::report::write_chart(c, ctx.out("this-machine-busbw"));
