@@ -126,6 +126,13 @@ NodeMemory* MpiCommunicator::node_memory(std::size_t bytes_per_rank) {
   }
   std::memset(regions[static_cast<std::size_t>(local_rank_)], 0, bytes);  // the owner touches its pages, once
   check(MPI_Barrier(node_comm_), "MPI_Barrier");  // every region is zeroed before any rank reads it
+  // The peers' pages are not yet in this process's page tables: the first read of each is a page
+  // fault. Take them all now rather than one by one inside the first collectives.
+  for (int l = 0; l < local_size_; ++l) {
+    if (l == local_rank_) continue;
+    const volatile unsigned char* r = regions[static_cast<std::size_t>(l)];
+    for (std::size_t off = 0; off < bytes; off += kPage) (void)r[off];
+  }
   node_memories_.push_back(
       std::make_unique<NodeMemory>(local_rank_, node_ranks_, std::move(regions), bytes));
   return node_memories_.back().get();
