@@ -8,6 +8,7 @@
 
 #include "core/stats.h"
 #include "machine_arg.h"
+#include "model/calibrate.h"
 #include "model/predict.h"
 #include "model/profile.h"
 #include "topo/catalog.h"
@@ -40,7 +41,9 @@ std::shared_ptr<BenchPrediction> BenchPrediction::make(const PredictRequest& r, 
   const topo::Machine m = topo::resolve_machine(r.machine);
   if (m.gpus().empty()) {
     const std::string path = r.profile.empty() ? model::default_profile_path() : r.profile;
-    out->predictor_ = std::make_shared<model::Predictor>(model::load_profile(path), nranks);
+    model::Profile profile = model::load_profile(path);
+    out->flag_round_calibrated_s_ = profile.shm_sync_s;
+    out->predictor_ = std::make_shared<model::Predictor>(std::move(profile), nranks);
   } else {
     out->predictor_ = std::make_shared<model::Predictor>(m, topo::select_gpus(m, std::to_string(nranks)), topo::P2P::on);
   }
@@ -86,9 +89,31 @@ std::vector<double> limit_shares(const bench::BenchResult& result) {
 }
 }  // namespace
 
+void BenchPrediction::check_machine_state(comm::Communicator& comm) {
+  // The profile's round was timed between 2 ranks; more ranks wait for more peers.
+  if (predictor_->on_gpus() || flag_round_calibrated_s_ <= 0 || comm.size() != 2) return;
+  flag_round_now_s_ = model::measure_flag_round(comm, /*quick=*/true);
+}
+
+namespace {
+// The flag round now against when calibrated, beyond which the summary warns.
+constexpr double kStateChange = 2.0;
+}  // namespace
+
 void BenchPrediction::print_summary(std::ostream& out, const bench::BenchResult& result) const {
   const auto e = abs_errors(result);
   char line[512];
+  if (flag_round_now_s_ > 0 && flag_round_calibrated_s_ > 0) {
+    const double ratio = flag_round_now_s_ / flag_round_calibrated_s_;
+    if (ratio > kStateChange || ratio < 1 / kStateChange) {
+      std::snprintf(line, sizeof line,
+                    "# warning: a flag round between the ranks takes %.3f us now and took %.3f us at calibration (%.1fx): "
+                    "this machine is not in the state it was calibrated in; run 'scalelab calibrate' again before "
+                    "judging the model\n",
+                    flag_round_now_s_ * 1e6, flag_round_calibrated_s_ * 1e6, ratio);
+      out << line;
+    }
+  }
   std::snprintf(line, sizeof line, "# prediction (%s): median |error| %.1f%%, max %.1f%% over %zu sizes (out-of-place)\n",
                 predictor_->where().c_str(), e.empty() ? NAN : median(e), e.empty() ? NAN : *std::max_element(e.begin(), e.end()),
                 e.size());
@@ -112,7 +137,9 @@ nlohmann::json BenchPrediction::summary_json(const bench::BenchResult& result) c
           {"median_abs_error_pct", e.empty() ? nlohmann::json() : nlohmann::json(median(e))},
           {"max_abs_error_pct", e.empty() ? nlohmann::json() : nlohmann::json(*std::max_element(e.begin(), e.end()))},
           {"memory_limit_reached_median_pct", r.empty() ? nlohmann::json() : nlohmann::json(median(r))},
-          {"memory_limit_reached_min_pct", r.empty() ? nlohmann::json() : nlohmann::json(*std::min_element(r.begin(), r.end()))}};
+          {"memory_limit_reached_min_pct", r.empty() ? nlohmann::json() : nlohmann::json(*std::min_element(r.begin(), r.end()))},
+          {"flag_round_calibrated_us", flag_round_calibrated_s_ > 0 ? nlohmann::json(flag_round_calibrated_s_ * 1e6) : nlohmann::json()},
+          {"flag_round_now_us", flag_round_now_s_ > 0 ? nlohmann::json(flag_round_now_s_ * 1e6) : nlohmann::json()}};
 }
 
 }  // namespace scalelab::cli

@@ -2,7 +2,7 @@
 // prediction beside every measured size (the benchmark's predictor hook, bench/options.h), and
 // a summary of the errors (median and max |error|). On "this" machine the ranks are CPU ranks
 // and the calibrated profile (scalelab calibrate) supplies the costs; on a catalog machine the
-// ranks are its GPUs. cmd_bench.cpp calls these four functions and nothing else of the model.
+// ranks are its GPUs. cmd_bench.cpp calls these functions and nothing else of the model.
 #pragma once
 #include <memory>
 #include <optional>
@@ -13,6 +13,7 @@
 
 #include "bench/options.h"
 #include "cli.h"
+#include "comm/communicator.h"
 
 namespace scalelab::model {
 class Predictor;
@@ -40,9 +41,15 @@ class BenchPrediction {
   // "# prediction (model: ...): median |error| 4.1%, max 9.8% over 11 sizes"
   void print_summary(std::ostream& out, const bench::BenchResult& result) const;
   [[nodiscard]] nlohmann::json summary_json(const bench::BenchResult& result) const;
+  // CPU ranks on one node, with a profile that has the flag round: times it again now
+  // (collective), so that the summary can say when the machine is no longer in the state it was
+  // calibrated in (its cores farther apart or nearer than then by more than 2x).
+  void check_machine_state(comm::Communicator& comm);
 
  private:
   std::shared_ptr<model::Predictor> predictor_;
+  double flag_round_calibrated_s_ = 0;  // the profile's shm_sync_s (0: not measured)
+  double flag_round_now_s_ = 0;         // measured by check_machine_state (0: not measured)
 };
 
 }  // namespace scalelab::cli

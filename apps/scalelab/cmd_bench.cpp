@@ -174,6 +174,7 @@ int cmd_bench(const Args& args) {
   const auto places = bench::gather_rank_places(c);
   // --predict: the cost model beside the measurements (bench_predict.h).
   const auto prediction = BenchPrediction::make(parsed->predict, c.size());
+  if (prediction) prediction->check_machine_state(c);
   std::vector<nlohmann::json> runs;
   std::uint64_t wrong = 0;
   const LoadReport load;  // did every rank get its core while it timed (load_report.h)

@@ -1,6 +1,9 @@
 // NodeBarrier (comm/node_barrier.h).
 #include "comm/node_barrier.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -24,7 +27,8 @@ inline void cpu_relax() {
 
 }  // namespace
 
-NodeBarrier::NodeBarrier(const NodeMemory& mem, std::size_t offset) : mem_(mem), offset_(offset) {
+NodeBarrier::NodeBarrier(const NodeMemory& mem, std::size_t offset)
+    : mem_(mem), offset_(offset), oversubscribed_(mem.host_ranks() > std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))) {
   if (offset % alignof(std::atomic<std::uint64_t>) != 0 || offset + 8 > mem.region_bytes()) {
     throw_runtime("NodeBarrier: flag offset " + std::to_string(offset) + " is not 8-byte aligned inside a region of " +
                   std::to_string(mem.region_bytes()) + " bytes");
@@ -46,10 +50,18 @@ void NodeBarrier::arrive_and_wait() {
 
 void NodeBarrier::wait_for(int local) const {
   const std::atomic<std::uint64_t>& f = flag(local);
+  if (f.load(std::memory_order_acquire) >= steps_) return;
+  // Spin while the peer is probably running: a few microseconds when ranks share cores (the
+  // peer may be waiting for this very core), else up to kSpin. Then yield, then nap.
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kSpin = std::chrono::milliseconds(10);
+  const auto start = Clock::now();
+  bool spinning = true;
   for (std::uint32_t i = 0; f.load(std::memory_order_acquire) < steps_; ++i) {
-    if (i < 2048) {
+    if (spinning) {
       cpu_relax();
-    } else if (i < 2048 + 8192) {
+      if (i % 256 == 255) spinning = oversubscribed_ ? i < 2048 : Clock::now() - start < kSpin;
+    } else if (i % 16384 < 8192) {
       std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(50));

@@ -8,10 +8,14 @@
 //   NodeBarrier barrier(*comm.node_memory(4096));
 //   ... write my region ...; barrier.arrive_and_wait(); ... read the peers' regions ...
 //
-// Waiting spins for a moment (the peer is usually a few hundred nanoseconds away), then yields the
-// core (ranks that outnumber the cores), then naps 50 us at a time, and every so often asks the
-// node memory whether the peer can still arrive (NodeMemory::check_peer), so a failed peer under
-// the local backend is an error, not a hang. Every rank of the node must make the same calls.
+// Waiting spins (the peer is usually a few hundred nanoseconds away) for up to 10 ms, as MPI's own
+// progress loop would: yielding early hands the core to any other runnable process for a whole
+// time slice (4 ms here), and under a compiler's load made half the calls last that long. Only
+// when the job's ranks on this host outnumber its online CPUs, and the peer may be waiting for
+// this very core, does it yield after a few microseconds. After the spin it alternates yields and 50 us naps, and
+// every so often asks the node memory whether the peer can still arrive (NodeMemory::check_peer),
+// so a failed peer under the local backend is an error, not a hang. Every rank of the node must
+// make the same calls.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -35,6 +39,7 @@ class NodeBarrier {
 
   const NodeMemory& mem_;
   std::size_t offset_;
+  bool oversubscribed_;  // more ranks on the host than online CPUs
   std::uint64_t steps_ = 0;
 };
 

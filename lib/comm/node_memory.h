@@ -24,8 +24,12 @@ namespace scalelab::comm {
 
 class NodeMemory {
  public:
-  NodeMemory(int local_rank, std::vector<int> node_ranks, std::vector<unsigned char*> regions, std::size_t bytes)
-      : local_rank_(local_rank), node_ranks_(std::move(node_ranks)), regions_(std::move(regions)), bytes_(bytes) {}
+  // host_ranks: the ranks running on this host, node_ranks' size or more (more where a test cuts
+  // one host into several nodes); 0: as many as node_ranks.
+  NodeMemory(int local_rank, std::vector<int> node_ranks, std::vector<unsigned char*> regions, std::size_t bytes,
+             int host_ranks = 0)
+      : local_rank_(local_rank), node_ranks_(std::move(node_ranks)), regions_(std::move(regions)), bytes_(bytes),
+        host_ranks_(host_ranks > 0 ? host_ranks : static_cast<int>(node_ranks_.size())) {}
   virtual ~NodeMemory() = default;
   NodeMemory(const NodeMemory&) = delete;
   NodeMemory& operator=(const NodeMemory&) = delete;
@@ -38,6 +42,8 @@ class NodeMemory {
   // Local rank `local`'s region: region_bytes() bytes, page aligned.
   [[nodiscard]] unsigned char* region(int local) const { return regions_[static_cast<std::size_t>(local)]; }
   [[nodiscard]] std::size_t region_bytes() const { return bytes_; }
+  // Ranks of the job on this host, which share its cores (NodeBarrier's waiting policy).
+  [[nodiscard]] int host_ranks() const { return host_ranks_; }
 
   // Called now and then by a rank that waits on a flag of local rank `local`: throws a comm
   // error when the job has already failed or that peer can no longer arrive (the local backend
@@ -49,6 +55,7 @@ class NodeMemory {
   std::vector<int> node_ranks_;
   std::vector<unsigned char*> regions_;
   std::size_t bytes_;
+  int host_ranks_;
 };
 
 }  // namespace scalelab::comm

@@ -79,6 +79,17 @@ double cache_bytes(int index, long sysconf_value, double fallback) {
 
 }  // namespace
 
+double measure_flag_round(comm::Communicator& comm, bool quick) {
+  comm::NodeMemory* node = comm.node_memory(4096);
+  if (node == nullptr || node->local_size() != comm.size()) return 0.0;
+  // Rounds of comm::NodeBarrier through a page of node memory, 200 rounds per timed call.
+  comm::NodeBarrier flags(*node);
+  constexpr int kRounds = 200;
+  return timed(comm, quick ? 20 : 200, [&](int) {
+           for (int k = 0; k < kRounds; ++k) flags.arrive_and_wait();
+         }) / kRounds;
+}
+
 Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
   if (comm.size() != 2) {
     throw_usage("scalelab calibrate: needs exactly 2 ranks (it measures one pair), got " + std::to_string(comm.size()) +
@@ -146,17 +157,12 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
     }
   }
 
-  // The shared-memory allreduce's synchronisation (Costs::sync): rounds of comm::NodeBarrier
-  // through a page of node memory, 200 rounds per timed call. This and the next are skipped when
-  // the two ranks are on different nodes (no memory to share).
+  // The shared-memory allreduce's synchronisation (Costs::sync). This and the next are skipped
+  // when the two ranks are on different nodes (no memory to share).
   comm::NodeMemory* node = comm.node_memory(4096);
   const bool same_node = node != nullptr && node->local_size() == 2;
   if (same_node) {
-    comm::NodeBarrier flags(*node);
-    constexpr int kRounds = 200;
-    p.shm_sync_s = timed(comm, o.quick ? 20 : 200, [&](int) {
-      for (int k = 0; k < kRounds; ++k) flags.arrive_and_wait();
-    }) / kRounds;
+    p.shm_sync_s = measure_flag_round(comm, o.quick);
     char line[120];
     std::snprintf(line, sizeof line, "shared-memory flag round between the 2 ranks: %.3f us", p.shm_sync_s * 1e6);
     say(line);

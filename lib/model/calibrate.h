@@ -26,4 +26,9 @@ struct CalibrateOptions {
 
 [[nodiscard]] Profile calibrate(comm::Communicator& comm, const CalibrateOptions& options);
 
+// Seconds per round of comm::NodeBarrier among the ranks (median over timed batches of rounds):
+// what the profile keeps as `shm_sync_s`, and how far apart the cores are for cache-line traffic.
+// 0 when the ranks are not all on one node. Collective.
+[[nodiscard]] double measure_flag_round(comm::Communicator& comm, bool quick);
+
 }  // namespace scalelab::model

@@ -52,6 +52,7 @@ MpiCommunicator::MpiCommunicator(std::size_t max_count_per_call, int node_block)
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_), "MPI_Comm_split_type");
+  MPI_Comm_size(node_comm_, &host_size_);
   if (node_block > 0) {
     int local = 0;
     MPI_Comm_rank(node_comm_, &local);
@@ -134,7 +135,7 @@ NodeMemory* MpiCommunicator::node_memory(std::size_t bytes_per_rank) {
     for (std::size_t off = 0; off < bytes; off += kPage) (void)r[off];
   }
   node_memories_.push_back(
-      std::make_unique<NodeMemory>(local_rank_, node_ranks_, std::move(regions), bytes));
+      std::make_unique<NodeMemory>(local_rank_, node_ranks_, std::move(regions), bytes, host_size_));
   return node_memories_.back().get();
 }
 

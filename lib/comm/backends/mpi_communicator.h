@@ -65,6 +65,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Datatype half_type_ = MPI_DATATYPE_NULL;  // 2 contiguous bytes
   MPI_Op half_ops_[3] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};  // sum, min, max
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  int host_size_ = 1;  // ranks on this host (local_size_ unless node_block cuts it into nodes)
 };
 
 }  // namespace scalelab::comm
