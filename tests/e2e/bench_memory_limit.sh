@@ -1,6 +1,8 @@
 #!/bin/sh
 # bench --predict on CPU ranks: after a calibration every allreduce size gets the memory-traffic
-# limit and the share of it reached, in the table, the summary line and the JSON record.
+# limit and the share of it reached, in the table, the summary line and the JSON record; the
+# flag round is timed again and compared with the profile's, with a warning when a profile's
+# round is far from today's (here a profile whose round was set 1000x slower by hand).
 # Usage: bench_memory_limit.sh SCALELAB OUT_PREFIX
 set -eu
 sl=$1
@@ -18,5 +20,15 @@ run = json.load(open(sys.argv[1]))["runs"][0]
 assert len(run["results"]) == 3 and all(r["limit_us"] > 0 for r in run["results"]), run["results"]
 p = run["prediction"]
 assert 0 < p["memory_limit_reached_min_pct"] <= p["memory_limit_reached_median_pct"], p
+assert p["flag_round_calibrated_us"] > 0 and p["flag_round_now_us"] > 0, p
 PY
+python3 - "$out.json" "$out.far.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["profile"]["shm_sync_us"] *= 1000
+json.dump(d, open(sys.argv[2], "w"))
+PY
+"$sl" run -np 2 -- bench allreduce -b 64K -e 64K -n 3 -w 1 --predict --profile "$out.far.json" > "$out.far.out"
+grep -q '^# warning: a flag round between the ranks takes [0-9.]* us now and took [0-9.]* us at calibration .*calibrate' \
+  "$out.far.out" || { cat "$out.far.out"; echo "no warning for a profile of another machine state"; exit 1; }
 echo PASS
