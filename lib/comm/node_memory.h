@@ -22,6 +22,13 @@
 
 namespace scalelab::comm {
 
+// The bytes a region of at least `asked` bytes takes: whole 4 KiB pages, at least one, so that every
+// region starts on a page of its own. Both backends size their regions by it.
+inline constexpr std::size_t kNodePageBytes = 4096;
+[[nodiscard]] inline std::size_t node_region_bytes(std::size_t asked) {
+  return asked <= kNodePageBytes ? kNodePageBytes : (asked + kNodePageBytes - 1) / kNodePageBytes * kNodePageBytes;
+}
+
 class NodeMemory {
  public:
   // host_ranks: the ranks running on this host, node_ranks' size or more (more where a test cuts

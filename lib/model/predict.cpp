@@ -122,12 +122,12 @@ Prediction Predictor::predict(Collective c, const std::string& algorithm, std::o
   if (std::find(names.begin(), names.end(), algorithm) == names.end()) {
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    for (const auto& n : collectives::algorithm_names(c)) {
-      if (gpu_ && n == algorithm) {
-        throw_parameter(ErrorKind::usage, "algorithm",
-                        algorithm + ": runs on CPU ranks only (it reduces in host memory the ranks of a node share); "
-                        "on GPUs use one of " + list);
-      }
+    // A name of the table missing from this predictor's list is a host-only algorithm on GPUs.
+    const auto all = collectives::algorithm_names(c);
+    if (gpu_ && std::find(all.begin(), all.end(), algorithm) != all.end()) {
+      throw_parameter(ErrorKind::usage, "algorithm",
+                      algorithm + ": runs on CPU ranks only (it reduces in host memory the ranks of a node share); "
+                      "on GPUs use one of " + list);
     }
     throw_parameter(ErrorKind::usage, "algorithm",
                     algorithm + ": not an algorithm for " + std::string(collectives::name_of(c)) + "; use one of " + list);

@@ -196,15 +196,15 @@ class LocalCommunicator final : public Communicator {
   }
 
   NodeMemory* node_memory(std::size_t bytes_per_rank) override {
-    constexpr std::size_t kPage = 4096;
-    const std::size_t bytes = std::max(kPage, (bytes_per_rank + kPage - 1) / kPage * kPage);
+    const std::size_t bytes = node_region_bytes(bytes_per_rank);
     unsigned char* block = nullptr;
     if (rank_ == 0) {
       block = static_cast<unsigned char*>(::operator new[](bytes * static_cast<std::size_t>(w_.nranks),
-                                                           std::align_val_t{kPage}));
+                                                           std::align_val_t{kNodePageBytes}));
       std::memset(block, 0, bytes * static_cast<std::size_t>(w_.nranks));
       std::lock_guard lock(w_.mutex);
-      w_.shared_blocks.emplace_back(block, [](unsigned char* b) { ::operator delete[](b, std::align_val_t{4096}); });
+      w_.shared_blocks.emplace_back(
+          block, [](unsigned char* b) { ::operator delete[](b, std::align_val_t{kNodePageBytes}); });
     }
     publish(block);  // rank 0's block, zeroed, reaches every rank
     block = const_cast<unsigned char*>(slot(0));

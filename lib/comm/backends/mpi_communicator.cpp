@@ -89,8 +89,8 @@ NodeMemory* MpiCommunicator::node_memory(std::size_t bytes_per_rank) {
   // Whole pages, each region starting on a page of its own: Open MPI 4.1 lays the ranks' segments
   // end to end behind a small header (8-byte aligned only, whatever alloc_shared_noncontig says),
   // so every segment gets a page of slack and its region starts at the first page boundary in it.
-  constexpr std::size_t kPage = 4096;
-  const std::size_t bytes = std::max(kPage, (bytes_per_rank + kPage - 1) / kPage * kPage);
+  constexpr std::size_t kPage = kNodePageBytes;
+  const std::size_t bytes = node_region_bytes(bytes_per_rank);
   const std::size_t segment = bytes + kPage;
   MPI_Info info = MPI_INFO_NULL;
   MPI_Info_create(&info);
