@@ -1,4 +1,4 @@
-// Dense (cuBLAS), MaxPool2D, ReLU, Dropout and Flatten on the GPU (see gpu/device_layers.h).
+// Dense (cuBLAS), MaxPool2D, ReLU, Dropout, GlobalAvgPool and Flatten on the GPU (see gpu/device_layers.h).
 // cuBLAS is column-major and lib/nn row-major: a row-major (r x c) matrix is a column-major
 // (c x r) one, so Y = X W^T (n x u) is computed as Y^T = W X^T, and so on for the gradients.
 #include <cmath>
@@ -143,6 +143,21 @@ class DeviceDropout final : public DeviceLayer {
   bool last_training_ = false;
 };
 
+class DeviceGlobalAvgPool final : public DeviceLayer {
+ public:
+  explicit DeviceGlobalAvgPool(const nn::Shape& in) : channels_(in[0]), plane_(in[1] * in[2]) {}
+  [[nodiscard]] std::string type() const override { return "GlobalAveragePooling2D"; }
+  void forward(const float* x, float* y, std::size_t n, bool /*training*/, DeviceContext& ctx) override {
+    global_avg_pool_forward(x, y, n * channels_, plane_, ctx.stream);
+  }
+  void backward(const float* /*x*/, const float* /*y*/, float* dy, float* dx, std::size_t n, DeviceContext& ctx) override {
+    if (dx != nullptr) global_avg_pool_backward(dy, dx, n * channels_, plane_, ctx.stream);
+  }
+
+ private:
+  std::size_t channels_, plane_;
+};
+
 class DeviceFlatten final : public DeviceLayer {
  public:
   [[nodiscard]] std::string type() const override { return "Flatten"; }
@@ -167,5 +182,8 @@ std::unique_ptr<DeviceLayer> make_device_dropout(const nn::Shape& in, float rate
   return std::make_unique<DeviceDropout>(in, rate, rng);
 }
 std::unique_ptr<DeviceLayer> make_device_flatten() { return std::make_unique<DeviceFlatten>(); }
+std::unique_ptr<DeviceLayer> make_device_global_avg_pool(const nn::Shape& in) {
+  return std::make_unique<DeviceGlobalAvgPool>(in);
+}
 
 }  // namespace scalelab::gpu

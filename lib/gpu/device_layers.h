@@ -5,7 +5,11 @@
 //               cudnnGet*Algorithm_v7, one workspace shared by all layers, bias + ReLU by our kernel
 //   Dense       cuBLAS sgemm (row-major as lib/nn, so column-major transposes), bias by our kernel,
 //               the bias gradient as a gemv with a vector of ones
-//   MaxPool2D, ReLU, Dropout  our kernels (gpu/layer_kernels.h); Flatten aliases its input
+//   MaxPool2D, ReLU, Dropout, GlobalAvgPool  our kernels (gpu/layer_kernels.h); Flatten aliases its input
+//   BatchNorm   our kernels (gpu/batch_norm_kernels.h, gpu/device_batch_norm.h), running
+//               statistics in DeviceContext::state
+//   ResidualBlock  device Conv2D and BatchNorm sublayers with the add and ReLUs fused into
+//               BatchNorm's output (gpu/device_residual_block.cpp)
 // forward(x, y, n) writes y; backward(x, y, dy, dx, n) ACCUMULATES the parameter gradients, writes
 // dx unless it is null (the first layer) and may overwrite dy. Nothing allocates after construction.
 #pragma once
@@ -35,6 +39,7 @@ struct DeviceContext {
   std::size_t workspace_bytes = 0;
   float* values = nullptr;  // device, nn::ParameterSet layout
   float* grads = nullptr;
+  float* state = nullptr;   // device, nn::ParameterSet::state() layout (BatchNorm's running statistics)
 };
 
 class DeviceLayer {
@@ -59,6 +64,15 @@ struct ParamSlots {
   std::size_t bias = 0, bias_offset = 0;
 };
 
+// A BatchNorm layer: per-sample (C) or (C, H, W) input as channels x spatial, nn::BatchNorm's
+// constants, its gamma and beta (parameters) and running mean and variance (state offsets).
+struct NormSpec {
+  std::size_t channels = 0, spatial = 1;
+  float momentum = 0.1f, eps = 1e-5f;
+  ParamSlots slots;  // weight = gamma, bias = beta
+  std::size_t mean_offset = 0, var_offset = 0;
+};
+
 struct ConvSpec {
   std::size_t in_c = 0, in_h = 0, in_w = 0, filters = 0, kernel = 0, stride = 1, pad = 0;
   bool relu = false;
@@ -75,5 +89,19 @@ struct ConvSpec {
 // rng: the layer's own stream, as nn::Model::reseed gives nn::Dropout (same keys, same masks).
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_dropout(const nn::Shape& in, float rate, const Rng& rng);
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_flatten();
+[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_global_avg_pool(const nn::Shape& in);
+[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_batch_norm(const NormSpec& spec);
+
+// ResNet's basic block (nn::ResidualBlock): conv1 (with the block's stride), bn1 + ReLU, conv2,
+// bn2 + shortcut + ReLU, the shortcut being the input or, when `project`, a 1x1 convolution and
+// its BatchNorm. The convolutions have no bias and no activation of their own.
+struct ResidualSpec {
+  ConvSpec conv1, conv2, shortcut;
+  ParamSlots conv1_slots, conv2_slots, shortcut_slots;
+  NormSpec bn1, bn2, shortcut_bn;
+  bool project = false;
+};
+[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_residual_block(const ResidualSpec& spec, std::size_t max_batch,
+                                                                      DeviceContext& ctx);
 
 }  // namespace scalelab::gpu

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "gpu/cuda_check.h"
+#include "nn/batch_norm.h"
 #include "nn/conv2d.h"
 #include "nn/dense.h"
 #include "nn/dropout.h"
@@ -14,6 +15,7 @@
 #include "nn/maxpool2d.h"
 #include "nn/model.h"
 #include "nn/relu.h"
+#include "nn/residual_block.h"
 
 namespace scalelab::gpu {
 namespace {
@@ -41,27 +43,47 @@ ParamSlots take_slots(const nn::ParameterSet& p, std::size_t& next, const nn::La
   return s;
 }
 
-// What a device layer is built from: its host twin, the per-sample shapes, the parameter slots
-// (for layers with parameters), the largest batch, the context, and its random stream.
+// What a device layer is built from: its host twin, the per-sample shapes, the host parameter set
+// (take() hands out a layer's slots in layout order), the largest batch, the context, and its
+// random stream.
 struct HostLayer {
   const nn::Layer& layer;
   nn::Shape in, out;
-  ParamSlots slots;
+  const nn::ParameterSet& params;
+  std::size_t& next_param;
+  std::string where;
   std::size_t max_batch;
   DeviceContext& ctx;
   Rng rng;
+
+  [[nodiscard]] ParamSlots take(const nn::Layer& l) const { return take_slots(params, next_param, l, where); }
+  [[nodiscard]] NormSpec norm(const nn::BatchNorm& bn, const nn::Shape& shape) const {
+    NormSpec s;
+    s.channels = shape[0];
+    s.spatial = shape.numel() / shape[0];
+    s.momentum = bn.momentum();
+    s.eps = bn.eps();
+    s.slots = take(bn);
+    s.mean_offset = params.state_info()[bn.running_mean_id()].offset;
+    s.var_offset = params.state_info()[bn.running_var_id()].offset;
+    return s;
+  }
 };
+
+ConvSpec conv_spec(const nn::Conv2D& c, const nn::Shape& in) {
+  const nn::Conv2DOptions& o = c.options();
+  return {in[0], in[1], in[2], o.filters, o.kernel, o.stride, o.pad, o.activation == nn::Activation::relu};
+}
 
 // One factory per host layer type. The table below is keyed by nn::Layer::type(), so each
 // factory's cast is to the class that returns that type.
 std::unique_ptr<DeviceLayer> conv(const HostLayer& h) {
-  const nn::Conv2DOptions& o = static_cast<const nn::Conv2D&>(h.layer).options();
-  const ConvSpec s{h.in[0], h.in[1], h.in[2], o.filters, o.kernel, o.stride, o.pad, o.activation == nn::Activation::relu};
-  return make_device_conv(s, h.slots, h.max_batch, h.ctx);
+  const auto& c = static_cast<const nn::Conv2D&>(h.layer);
+  return make_device_conv(conv_spec(c, h.in), h.take(c), h.max_batch, h.ctx);
 }
 std::unique_ptr<DeviceLayer> dense(const HostLayer& h) {
   const bool relu = static_cast<const nn::Dense&>(h.layer).activation() == nn::Activation::relu;
-  return make_device_dense(h.in[0], h.out[0], relu, h.slots, h.max_batch);
+  return make_device_dense(h.in[0], h.out[0], relu, h.take(h.layer), h.max_batch);
 }
 std::unique_ptr<DeviceLayer> maxpool(const HostLayer& h) {
   const auto& pool = static_cast<const nn::MaxPool2D&>(h.layer);
@@ -72,6 +94,28 @@ std::unique_ptr<DeviceLayer> dropout(const HostLayer& h) {
 }
 std::unique_ptr<DeviceLayer> relu(const HostLayer& h) { return make_device_relu(h.in); }
 std::unique_ptr<DeviceLayer> flatten(const HostLayer&) { return make_device_flatten(); }
+std::unique_ptr<DeviceLayer> global_avg_pool(const HostLayer& h) { return make_device_global_avg_pool(h.in); }
+std::unique_ptr<DeviceLayer> batch_norm(const HostLayer& h) {
+  return make_device_batch_norm(h.norm(static_cast<const nn::BatchNorm&>(h.layer), h.in));
+}
+std::unique_ptr<DeviceLayer> residual_block(const HostLayer& h) {
+  const auto& b = static_cast<const nn::ResidualBlock&>(h.layer);
+  ResidualSpec s;
+  s.project = b.projects_input();
+  // In declaration order, as take() requires: conv1, bn1, conv2, bn2, shortcut, shortcut_bn.
+  s.conv1 = conv_spec(b.conv1(), h.in);
+  s.conv1_slots = h.take(b.conv1());
+  s.bn1 = h.norm(b.bn1(), h.out);
+  s.conv2 = conv_spec(b.conv2(), h.out);
+  s.conv2_slots = h.take(b.conv2());
+  s.bn2 = h.norm(b.bn2(), h.out);
+  if (s.project) {
+    s.shortcut = conv_spec(b.shortcut(), h.in);
+    s.shortcut_slots = h.take(b.shortcut());
+    s.shortcut_bn = h.norm(b.shortcut_bn(), h.out);
+  }
+  return make_device_residual_block(s, h.max_batch, h.ctx);
+}
 
 struct Registration {
   std::string_view type;  // nn::Layer::type()
@@ -80,6 +124,8 @@ struct Registration {
 constexpr Registration kDeviceLayers[] = {
     {"Conv2D", &conv}, {"Dense", &dense}, {"MaxPooling2D", &maxpool},
     {"Dropout", &dropout}, {"ReLU", &relu}, {"Flatten", &flatten},
+    {"GlobalAveragePooling2D", &global_avg_pool}, {"BatchNormalization", &batch_norm},
+    {"ResidualBlock", &residual_block},
 };
 
 const Registration* registration(const std::string& type) {
@@ -119,8 +165,10 @@ DeviceModel::DeviceModel(nn::Model& host, std::size_t max_batch, std::uint64_t s
     cudnn_check(cudnnSetStream(ctx_.cudnn, stream), "cudnnSetStream");
     values_.resize(size_, "the parameter values");
     grads_.resize(size_, "the parameter gradients");
+    state_.resize(host.parameters().state().size(), "the running statistics");
     ctx_.values = values_.data();
     ctx_.grads = grads_.data();
+    ctx_.state = state_.data();
     build(host, seed, rng_stream);
   } catch (...) {
     if (ctx_.cudnn != nullptr) (void)cudnnDestroy(ctx_.cudnn);
@@ -151,9 +199,8 @@ void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_s
                       "cuda: model " + host.name() + " has a " + l.type() + " layer, which the CUDA engine does not "
                       "implement yet (" + models_that_run() + " run on it); use the cpu device");
     }
-    const ParamSlots slots = l.parameter_ids().empty() ? ParamSlots{} : take_slots(params, next_param, l, where);
-    std::unique_ptr<DeviceLayer> d =
-        r->make(HostLayer{l, in, out, slots, max_batch_, ctx_, Rng(nn::Model::layer_seed(seed, i), rng_stream)});
+    std::unique_ptr<DeviceLayer> d = r->make(
+        HostLayer{l, in, out, params, next_param, where, max_batch_, ctx_, Rng(nn::Model::layer_seed(seed, i), rng_stream)});
     workspace = std::max(workspace, d->workspace_bytes());
     if (!d->aliases_input() && !seen_compute) {
       first_compute_ = i;
@@ -184,6 +231,11 @@ void DeviceModel::load_values(const nn::ParameterSet& host) {
   cuda_check(cudaMemcpyAsync(values_.data(), host.values().data(), size_ * sizeof(float), cudaMemcpyHostToDevice,
                              ctx_.stream),
              "cudaMemcpyAsync of the parameters to the device");
+  if (!host.state().empty()) {
+    cuda_check(cudaMemcpyAsync(state_.data(), host.state().data(), host.state().size() * sizeof(float),
+                               cudaMemcpyHostToDevice, ctx_.stream),
+               "cudaMemcpyAsync of the running statistics to the device");
+  }
   cuda_check(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize after copying the parameters in");
 }
 
@@ -191,6 +243,11 @@ void DeviceModel::store_values(nn::ParameterSet& host) {
   cuda_check(cudaStreamSynchronize(ctx_.stream), "cudaStreamSynchronize before copying the parameters back");
   cuda_check(cudaMemcpy(host.values().data(), values_.data(), size_ * sizeof(float), cudaMemcpyDeviceToHost),
              "cudaMemcpy of the parameters to the host");
+  if (!host.state().empty()) {
+    cuda_check(cudaMemcpy(host.state().data(), state_.data(), host.state().size() * sizeof(float),
+                          cudaMemcpyDeviceToHost),
+               "cudaMemcpy of the running statistics to the host");
+  }
 }
 
 void DeviceModel::store_grads(nn::ParameterSet& host) {

@@ -2,8 +2,8 @@
 // parameter and gradient buffers in device memory in nn::ParameterSet's layout (same offsets, so
 // host <-> device copies are one cudaMemcpy each), every activation and gradient buffer allocated
 // once for the largest batch, the cuBLAS and cuDNN handles and the cuDNN workspace, all on one
-// compute stream given by the caller. Models with layers the GPU has no kernels for yet
-// (BatchNorm, residual blocks, global average pooling: resnet) are a usage error naming the layer.
+// compute stream given by the caller; the running statistics (BatchNorm) in a third buffer, copied
+// with the values. A model with a layer the GPU has no kernels for is a usage error naming it.
 //
 //   gpu::DeviceModel dm(host_model, max_batch, seed, rank, stream);
 //   dm.load_values(host_model.parameters());
@@ -42,7 +42,8 @@ class DeviceModel {
   [[nodiscard]] std::size_t workspace_bytes() const { return ctx_.workspace_bytes; }
   [[nodiscard]] cublasHandle_t cublas() const { return ctx_.cublas; }
 
-  // Synchronous copies of the parameter values (and gradients, for tests) to and from the host set.
+  // Synchronous copies of the parameter values and running statistics (and gradients, for tests)
+  // to and from the host set.
   void load_values(const nn::ParameterSet& host);
   void store_values(nn::ParameterSet& host);
   void store_grads(nn::ParameterSet& host);
@@ -66,6 +67,7 @@ class DeviceModel {
   std::size_t size_ = 0;
   DeviceContext ctx_;
   DeviceBuffer<float> values_, grads_;
+  DeviceBuffer<float> state_;                   // running statistics, ParameterSet::state() layout
   DeviceBuffer<unsigned char> workspace_;          // cuDNN's, shared by the layers
   DeviceBuffer<unsigned char> cublas_workspace_;
   std::vector<std::unique_ptr<DeviceLayer>> layers_;

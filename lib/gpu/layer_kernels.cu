@@ -157,6 +157,30 @@ __global__ void softmax_xent_kernel(const float* logits, const std::int32_t* lab
   }
 }
 
+__global__ void global_avg_pool_forward_kernel(const float* x, float* y, std::size_t planes, std::size_t plane) {
+  for (std::size_t p = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; p < planes;
+       p += std::size_t{gridDim.x} * blockDim.x) {
+    const float* in = x + p * plane;
+    float sum = 0.0f;
+    for (std::size_t i = 0; i < plane; ++i) sum += in[i];
+    y[p] = sum / static_cast<float>(plane);
+  }
+}
+
+__global__ void global_avg_pool_backward_kernel(const float* dy, float* dx, std::size_t planes, std::size_t plane) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < planes * plane;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    dx[i] = dy[i / plane] / static_cast<float>(plane);
+  }
+}
+
+__global__ void add_into_kernel(float* y, const float* x, std::size_t n) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    y[i] += x[i];
+  }
+}
+
 }  // namespace
 
 void bias_activation(float* y, const float* b, std::size_t total, std::size_t inner, std::size_t channels, bool relu,
@@ -179,6 +203,21 @@ void conv_bias_grad(const float* dy, float* db, std::size_t n, std::size_t chann
   const dim3 grid(static_cast<unsigned>(channels), static_cast<unsigned>(splits));
   conv_bias_grad_kernel<<<grid, kThreads, 0, stream>>>(dy, db, n, channels, hw, splits);
   check_launch("conv_bias_grad");
+}
+
+void global_avg_pool_forward(const float* x, float* y, std::size_t planes, std::size_t plane, cudaStream_t stream) {
+  global_avg_pool_forward_kernel<<<blocks_for(planes), kThreads, 0, stream>>>(x, y, planes, plane);
+  check_launch("global average pooling");
+}
+
+void global_avg_pool_backward(const float* dy, float* dx, std::size_t planes, std::size_t plane, cudaStream_t stream) {
+  global_avg_pool_backward_kernel<<<blocks_for(planes * plane), kThreads, 0, stream>>>(dy, dx, planes, plane);
+  check_launch("global average pooling's backward");
+}
+
+void add_into(float* y, const float* x, std::size_t n, cudaStream_t stream) {
+  add_into_kernel<<<blocks_for(n), kThreads, 0, stream>>>(y, x, n);
+  check_launch("the gradient sum");
 }
 
 void maxpool_forward(const float* x, float* y, std::int32_t* arg, const PoolGeometry& g, cudaStream_t stream) {

@@ -1,5 +1,5 @@
 // The CUDA engine's own kernels, for what cuBLAS and cuDNN do not do (gpu/device_layers.h):
-// bias + activation epilogues, ReLU's backward mask, max pooling, dropout, and softmax
+// bias + activation epilogues, ReLU's backward mask, max and global average pooling, dropout, and softmax
 // cross-entropy with the loss and correct count summed on the device. Each function enqueues on
 // `stream`, checks the launch (one-line runtime error) and never synchronises. Layouts are those
 // of lib/nn: NCHW activations, (batch, features) for dense layers.
@@ -21,6 +21,13 @@ void bias_activation(float* y, const float* b, std::size_t total, std::size_t in
 // an H100, most of the step).
 void conv_bias_grad(const float* dy, float* db, std::size_t n, std::size_t channels, std::size_t hw, cudaStream_t stream);
 void relu_backward(const float* y, const float* dy, float* dz, std::size_t n, cudaStream_t stream);
+
+// y[p] = mean of x's plane p (planes = batch * channels, `plane` floats each): global average
+// pooling; backward spreads dy[p] / plane over the plane (dx written, not accumulated).
+void global_avg_pool_forward(const float* x, float* y, std::size_t planes, std::size_t plane, cudaStream_t stream);
+void global_avg_pool_backward(const float* dy, float* dx, std::size_t planes, std::size_t plane, cudaStream_t stream);
+// y[i] += x[i] (a residual block's two input-gradient paths joined).
+void add_into(float* y, const float* x, std::size_t n, cudaStream_t stream);
 
 struct PoolGeometry {
   int planes, h, w, pool, stride, ho, wo;  // planes = batch * channels

@@ -28,6 +28,13 @@ class BatchNorm final : public Layer {
   [[nodiscard]] FlopCount flops(const Shape& in) const override;
   [[nodiscard]] std::size_t parameter_count() const override { return 2 * channels_; }
   void set_statistics_reducer(const StatisticsReducer& reducer) override { reducer_ = reducer; }
+  [[nodiscard]] std::vector<std::size_t> parameter_ids() const override { return {gamma_, beta_}; }
+  // For other engines (gpu/): the running statistics' ParameterSet::state() indices (mean, then
+  // variance) and the constants.
+  [[nodiscard]] std::size_t running_mean_id() const { return mean_; }
+  [[nodiscard]] std::size_t running_var_id() const { return var_; }
+  [[nodiscard]] float momentum() const { return momentum_; }
+  [[nodiscard]] float eps() const { return eps_; }
 
  private:
   float momentum_, eps_;

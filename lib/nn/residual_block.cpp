@@ -91,6 +91,17 @@ std::size_t ResidualBlock::parameter_count() const {
   return project_ ? n + conv_s_.parameter_count() + bn_s_.parameter_count() : n;
 }
 
+std::vector<std::size_t> ResidualBlock::parameter_ids() const {
+  std::vector<const Layer*> layers = {&conv1_, &bn1_, &conv2_, &bn2_};
+  if (project_) layers.insert(layers.end(), {&conv_s_, &bn_s_});
+  std::vector<std::size_t> ids;
+  for (const Layer* l : layers) {
+    const std::vector<std::size_t> own = l->parameter_ids();
+    ids.insert(ids.end(), own.begin(), own.end());
+  }
+  return ids;
+}
+
 std::vector<ResidualBlock::Part> ResidualBlock::parts() const {
   auto part = [](std::string name, const Layer& l, const Shape& in, const Shape& out) {
     return Part{std::move(name), l.type(), l.flops(in).forward, l.parameter_count(), in, out};

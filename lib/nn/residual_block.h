@@ -26,6 +26,18 @@ class ResidualBlock final : public Layer {
   [[nodiscard]] FlopCount flops(const Shape& in) const override;
   [[nodiscard]] std::size_t parameter_count() const override;
   void set_statistics_reducer(const StatisticsReducer& reducer) override;
+  // Every sublayer's parameters, in declaration order (conv1, bn1, conv2, bn2[, shortcut, shortcut_bn]).
+  [[nodiscard]] std::vector<std::size_t> parameter_ids() const override;
+
+  // The sublayers, for other engines (gpu/) that rebuild the block; the shortcut's two only when
+  // projects_input() (after declare()).
+  [[nodiscard]] bool projects_input() const { return project_; }
+  [[nodiscard]] const Conv2D& conv1() const { return conv1_; }
+  [[nodiscard]] const BatchNorm& bn1() const { return bn1_; }
+  [[nodiscard]] const Conv2D& conv2() const { return conv2_; }
+  [[nodiscard]] const BatchNorm& bn2() const { return bn2_; }
+  [[nodiscard]] const Conv2D& shortcut() const { return conv_s_; }
+  [[nodiscard]] const BatchNorm& shortcut_bn() const { return bn_s_; }
 
   // The block's steps in forward order, each with nn's own counts, for readers that price layers
   // one by one (sim::workload_from_model). type is the sublayer's type(), or "Add+ReLU" for the
