@@ -134,6 +134,7 @@ int cmd_train(const Args& args) {
   doc["load"] = load.finish(*communicator, t.config.threads);
   doc["gpu_monitor"] = gpu_monitor.finish();  // null without --gpu-monitor or on ranks that do not sample
   doc["averaging"] = result.averaging;
+  if (!result.execution.empty()) doc["execution"] = result.execution;
   doc["seconds"] = result.seconds;
   doc["load_average_end"] = load_average();
   doc["complete"] = true;

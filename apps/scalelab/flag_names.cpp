@@ -34,6 +34,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"csv_path", "--gpu-monitor"},
     {"crop", "--crop"},
     {"cuda_device", "--cuda-device"},
+    {"cuda_graphs", "--cuda-graphs"},
     {"data_dir", "--data-dir"},
     {"dataset", "--dataset"},
     {"decay", "--lr-schedule"},

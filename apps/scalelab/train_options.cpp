@@ -76,6 +76,9 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
   add("threads", po::value<int>()->default_value(d.threads), "compute threads per rank");
   add("device", po::value<std::string>()->default_value(d.device),
       "where each rank computes: cpu, or cuda (the GPU of its local rank; needs a CUDA build)");
+  add("cuda-graphs", po::value<std::string>()->default_value(d.cuda_graphs),
+      "on: the CUDA engine captures a training step once and replays it as one CUDA graph (off: launch "
+      "kernel by kernel)");
   add("max-steps", po::value<long long>()->default_value(static_cast<long long>(d.max_steps)),
       "cap on steps per epoch (0: the whole shard)");
   add("seed", po::value<long long>()->default_value(static_cast<long long>(d.seed)),
@@ -135,6 +138,7 @@ TrainOptions read_train_options(const po::variables_map& vm) {
   c.optimizer_options.weight_decay = vm["weight-decay"].as<float>();
   c.threads = vm["threads"].as<int>();
   c.device = vm["device"].as<std::string>();
+  c.cuda_graphs = vm["cuda-graphs"].as<std::string>();
   c.max_steps = count<std::size_t>(vm, "max-steps", "max_steps");
   c.seed = count<std::uint64_t>(vm, "seed", "seed");
   c.dataset.seed = c.seed;

@@ -108,19 +108,23 @@ class DeviceDropout final : public DeviceLayer {
  public:
   DeviceDropout(const nn::Shape& in, float rate, const Rng& rng)
       : per_sample_(in.numel()), rate_(rate), rng_(rng),
-        threshold_(static_cast<std::uint32_t>(std::lround(double(rate) * 65536.0))), scale_(1.0f / (1.0f - rate)) {}
+        threshold_(static_cast<std::uint32_t>(std::lround(double(rate) * 65536.0))), scale_(1.0f / (1.0f - rate)),
+        key_(1, "the Dropout key") {}
   [[nodiscard]] std::string type() const override { return "Dropout"; }
   void skip_random(std::uint64_t forwards) override { rng_.engine().discard(forwards); }
-  void forward(const float* x, float* y, std::size_t n, bool training, DeviceContext& ctx) override {
-    const std::size_t total = n * per_sample_;
+  void prepare_forward(bool training, DeviceContext& ctx) override {
     last_training_ = training && rate_ > 0.0f;
+    // One key per training forward, as nn::Dropout draws it.
+    if (last_training_) store_key(key_.data(), rng_.next_u64(), ctx.stream);
+  }
+  void forward(const float* x, float* y, std::size_t n, bool /*training*/, DeviceContext& ctx) override {
+    const std::size_t total = n * per_sample_;
     if (!last_training_) {
       cuda_check(cudaMemcpyAsync(y, x, total * sizeof(float), cudaMemcpyDeviceToDevice, ctx.stream),
                  "cudaMemcpyAsync (Dropout in evaluation)");
       return;
     }
-    key_ = rng_.next_u64();  // one key per training forward, as nn::Dropout draws it
-    dropout_forward(x, y, total, key_, threshold_, scale_, ctx.stream);
+    dropout_forward(x, y, total, key_.data(), threshold_, scale_, ctx.stream);
   }
   void backward(const float* /*x*/, const float* /*y*/, float* dy, float* dx, std::size_t n, DeviceContext& ctx) override {
     if (dx == nullptr) return;
@@ -130,7 +134,7 @@ class DeviceDropout final : public DeviceLayer {
                  "cudaMemcpyAsync (Dropout gradient)");
       return;
     }
-    dropout_backward(dy, dx, total, key_, threshold_, scale_, ctx.stream);
+    dropout_backward(dy, dx, total, key_.data(), threshold_, scale_, ctx.stream);
   }
 
  private:
@@ -139,7 +143,7 @@ class DeviceDropout final : public DeviceLayer {
   Rng rng_;
   std::uint32_t threshold_;
   float scale_;
-  std::uint64_t key_ = 0;
+  DeviceBuffer<std::uint64_t> key_;  // this forward's, written by prepare_forward
   bool last_training_ = false;
 };
 

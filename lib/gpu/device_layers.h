@@ -51,6 +51,11 @@ class DeviceLayer {
   [[nodiscard]] virtual std::vector<std::size_t> params() const { return {}; }
   // cuDNN workspace this layer needs at any batch up to the largest (after construction).
   [[nodiscard]] virtual std::size_t workspace_bytes() const { return 0; }
+  // Host work of a forward that a captured CUDA graph cannot repeat: Dropout draws its key here and
+  // writes it to device memory on ctx.stream. Called before each forward (DeviceModel does it);
+  // forward() itself only enqueues work that reads device memory, so it can be captured once and
+  // replayed after each prepare_forward.
+  virtual void prepare_forward(bool /*training*/, DeviceContext& /*ctx*/) {}
   virtual void forward(const float* x, float* y, std::size_t n, bool training, DeviceContext& ctx) = 0;
   virtual void backward(const float* x, const float* y, float* dy, float* dx, std::size_t n, DeviceContext& ctx) = 0;
   // As nn::Layer::skip_random: the stream moved on by `forwards` training forwards.

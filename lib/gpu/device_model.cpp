@@ -265,6 +265,15 @@ void DeviceModel::skip_random(std::uint64_t forwards) {
 }
 
 const float* DeviceModel::forward(const float* input, std::size_t n, bool training) {
+  prepare_forward(training);
+  return enqueue_forward(input, n, training);
+}
+
+void DeviceModel::prepare_forward(bool training) {
+  for (auto& l : layers_) l->prepare_forward(training, ctx_);
+}
+
+const float* DeviceModel::enqueue_forward(const float* input, std::size_t n, bool training) {
   if (n == 0 || n > max_batch_)
     throw_runtime("gpu: a batch of " + std::to_string(n) + " samples for a model reserved for " + std::to_string(max_batch_));
   last_input_ = input;

@@ -54,6 +54,10 @@ class DeviceModel {
   // Enqueues every layer's forward on n <= max_batch samples at `input` (device); returns the
   // device logits (n x classes), valid until the next forward.
   const float* forward(const float* input, std::size_t n, bool training);
+  // forward() in its two parts, for a captured CUDA graph: the host work (Dropout's keys, written
+  // to device memory on the stream), then the enqueued work, which reads only device memory.
+  void prepare_forward(bool training);
+  const float* enqueue_forward(const float* input, std::size_t n, bool training);
   // Enqueues backward after a training forward; dlogits (device, n x classes) may be overwritten.
   // on_final(param) is called (on the host, in backward order) once each parameter's gradient
   // for this pass has been enqueued, with everything producing it on the stream.

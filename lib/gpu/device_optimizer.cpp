@@ -61,7 +61,8 @@ struct DeviceOptimizer::Tables {
 
 DeviceOptimizer::DeviceOptimizer(const std::string& name, const optim::OptimizerOptions& options,
                                  const nn::ParameterSet& layout)
-    : name_(name), options_(options), size_(layout.size()), tensors_(layout.count()) {
+    : name_(name), options_(options), size_(layout.size()), tensors_(layout.count()),
+      scalars_(1, "the optimizer's step scalars") {
   {
     // Same checks and messages as the CPU optimizer, and its state layout.
     auto host = optim::make_optimizer(name, options);
@@ -121,36 +122,47 @@ DeviceOptimizer::~DeviceOptimizer() {
   if (state_) cudaFree(state_);
 }
 
-void DeviceOptimizer::step(float* values, const float* grads, float lr, cudaStream_t stream) {
+void DeviceOptimizer::prepare(float lr, cudaStream_t stream) {
   optim::Optimizer::check_lr(lr);  // the same error as the CPU optimizers
+  const optim::OptimizerOptions& o = options_;
+  StepScalars sc;
+  sc.lr = lr;
+  sc.first_step = steps_ == 0 ? 1 : 0;
+  ++steps_;
+  const double t = static_cast<double>(steps_);
+  if (name_ == "adam") {
+    sc.step_size = static_cast<float>(lr / (1.0 - std::pow(double(o.beta1), t)));
+    sc.inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(double(o.beta2), t)));
+  } else if (name_ == "lamb") {
+    sc.c1 = float(1.0 / (1.0 - std::pow(double(o.beta1), t)));
+    sc.c2 = float(1.0 / (1.0 - std::pow(double(o.beta2), t)));
+  }
+  check(launch_set_step_scalars(scalars_.data(), sc, stream), "launch of the optimizer's step scalars");
+}
+
+void DeviceOptimizer::apply(float* values, const float* grads, cudaStream_t stream) {
   const optim::OptimizerOptions& o = options_;
   float* s0 = state_;
   float* s1 = state_size_ >= 2 * size_ ? state_ + size_ : nullptr;
+  const StepScalars* sc = scalars_.data();
   if (name_ == "sgd") {
-    check(launch_sgd(values, grads, s0, size_, lr, o.weight_decay, o.momentum, o.dampening, steps_ == 0, o.nesterov,
-                     stream),
+    check(launch_sgd(values, grads, s0, size_, sc, o.weight_decay, o.momentum, o.dampening, o.nesterov, stream),
           "launch of the sgd kernel");
-    ++steps_;
   } else if (name_ == "adam") {
-    ++steps_;
-    const double t = static_cast<double>(steps_);
-    const float step_size = static_cast<float>(lr / (1.0 - std::pow(double(o.beta1), t)));
-    const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(1.0 - std::pow(double(o.beta2), t)));
-    check(launch_adam(values, grads, s0, s1, size_, o.beta1, o.beta2, o.eps, o.weight_decay, step_size, inv_sqrt_bc2,
-                      stream),
+    check(launch_adam(values, grads, s0, s1, size_, o.beta1, o.beta2, o.eps, o.weight_decay, sc, stream),
           "launch of the adam kernel");
   } else if (name_ == "lars") {
-    check(launch_lars(values, grads, s0, tables_->view, lr, o.momentum, o.weight_decay, o.trust_coefficient, stream),
+    check(launch_lars(values, grads, s0, tables_->view, sc, o.momentum, o.weight_decay, o.trust_coefficient, stream),
           "launch of the lars kernels");
-    ++steps_;
   } else {  // lamb (make_optimizer accepted the name)
-    ++steps_;
-    const double t = static_cast<double>(steps_);
-    const float c1 = float(1.0 / (1.0 - std::pow(double(o.beta1), t)));
-    const float c2 = float(1.0 / (1.0 - std::pow(double(o.beta2), t)));
-    check(launch_lamb(values, grads, s0, s1, tables_->view, lr, o.beta1, o.beta2, c1, c2, o.eps, o.weight_decay, stream),
+    check(launch_lamb(values, grads, s0, s1, tables_->view, sc, o.beta1, o.beta2, o.eps, o.weight_decay, stream),
           "launch of the lamb kernels");
   }
+}
+
+void DeviceOptimizer::step(float* values, const float* grads, float lr, cudaStream_t stream) {
+  prepare(lr, stream);
+  apply(values, grads, stream);
 }
 
 void DeviceOptimizer::download_state(std::span<float> host) const {

@@ -11,7 +11,8 @@
 // segmented reduction over every tensor (a fixed-order two-pass sum in double: every rank gets
 // bit-identical trust ratios), without a host round trip.
 //
-// Allocation happens once, in the constructor; step() only launches kernels on `stream`.
+// Allocation happens once, in the constructor; step() only launches kernels on `stream`. The
+// per-step scalars reach the kernels through device memory (prepare/apply below).
 //
 //   gpu::DeviceOptimizer opt("adam", options, params);   // params: the finalized layout
 //   opt.step(d_values, d_grads, lr, stream);             // enqueued; does not synchronise
@@ -26,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device_buffer.h"
 #include "gpu/device_optimizer_kernels.h"
 #include "nn/parameter.h"
 #include "optim/optimizer.h"
@@ -54,9 +56,16 @@ class DeviceOptimizer {
   [[nodiscard]] const std::string& name() const { return name_; }
   [[nodiscard]] const optim::OptimizerOptions& options() const { return options_; }
 
-  // One optimizer step on device buffers of layout.size() floats each, enqueued on `stream`.
-  // Throws usage if lr is not a positive finite number (as the CPU optimizers do).
+  // One optimizer step on device buffers of layout.size() floats each, enqueued on `stream`:
+  // prepare(lr) then apply(). Throws usage if lr is not a positive finite number (as the CPU
+  // optimizers do).
   void step(float* values, const float* grads, float lr, cudaStream_t stream);
+  // The step in two parts, for a captured CUDA graph: prepare() counts the step and writes its
+  // scalars (learning rate, bias corrections) to device memory on `stream`; apply() enqueues the
+  // kernels, which read them there. A graph captured from apply() replays correctly after each
+  // step's prepare() on the stream it is launched on.
+  void prepare(float lr, cudaStream_t stream);
+  void apply(float* values, const float* grads, cudaStream_t stream);
 
   // The flat device state: segments() as the CPU optimizer names and places them.
   [[nodiscard]] float* state() { return state_; }
@@ -88,6 +97,7 @@ class DeviceOptimizer {
   std::size_t state_size_ = 0;
   float* state_ = nullptr;      // device
   std::int64_t steps_ = 0;
+  DeviceBuffer<StepScalars> scalars_;  // this step's, written by prepare()
   std::unique_ptr<Tables> tables_;  // LARS/LAMB only
 };
 

@@ -25,12 +25,17 @@ __device__ std::size_t first_index() { return blockIdx.x * std::size_t{blockDim.
 __device__ std::size_t grid_stride() { return std::size_t{gridDim.x} * blockDim.x; }
 
 // ---- SGD (sgd.cpp) ---------------------------------------------------------------------------
-__global__ void sgd_plain_kernel(float* p, const float* g, std::size_t n, float lr, float wd) {
+__global__ void set_step_scalars_kernel(StepScalars* dst, StepScalars value) { *dst = value; }
+
+__global__ void sgd_plain_kernel(float* p, const float* g, std::size_t n, const StepScalars* s, float wd) {
+  const float lr = s->lr;
   for (std::size_t i = first_index(); i < n; i += grid_stride()) p[i] -= lr * (g[i] + wd * p[i]);
 }
 
-__global__ void sgd_momentum_kernel(float* p, const float* g, float* buf, std::size_t n, float lr, float wd, float mu,
-                                    float damp, bool first, bool nesterov) {
+__global__ void sgd_momentum_kernel(float* p, const float* g, float* buf, std::size_t n, const StepScalars* s, float wd,
+                                    float mu, float damp, bool nesterov) {
+  const float lr = s->lr;
+  const bool first = s->first_step != 0;
   for (std::size_t i = first_index(); i < n; i += grid_stride()) {
     const float gi = g[i] + wd * p[i];
     const float b = first ? gi : mu * buf[i] + damp * gi;
@@ -41,7 +46,8 @@ __global__ void sgd_momentum_kernel(float* p, const float* g, float* buf, std::s
 
 // ---- Adam (adam.cpp) -------------------------------------------------------------------------
 __global__ void adam_kernel(float* p, const float* g, float* m, float* v, std::size_t n, float b1, float b2, float eps,
-                            float wd, float step_size, float inv_sqrt_bc2) {
+                            float wd, const StepScalars* s) {
+  const float step_size = s->step_size, inv_sqrt_bc2 = s->inv_sqrt_bc2;
   for (std::size_t i = first_index(); i < n; i += grid_stride()) {
     const float gi = g[i] + wd * p[i];
     const float mi = b1 * m[i] + (1.0f - b1) * gi;
@@ -111,11 +117,11 @@ __global__ void lars_trust_kernel(SegmentTables s, float eta, float wd) {
   s.trust[t] = trust;
 }
 
-__global__ void lars_apply_kernel(float* w, const float* g, float* velocity, SegmentTables s, float lr, float mu,
-                                  float weight_decay) {
+__global__ void lars_apply_kernel(float* w, const float* g, float* velocity, SegmentTables s, const StepScalars* sc,
+                                  float mu, float weight_decay) {
   const DeviceSpan sp = s.spans[blockIdx.x];
   const float wd = s.adapt[sp.tensor] ? weight_decay : 0.0f;
-  const float scaled = lr * s.trust[sp.tensor];
+  const float scaled = sc->lr * s.trust[sp.tensor];
   for (std::size_t i = sp.begin + threadIdx.x; i < sp.end; i += kThreads) {
     velocity[i] = mu * velocity[i] + scaled * (g[i] + wd * w[i]);
     w[i] -= velocity[i];
@@ -124,23 +130,24 @@ __global__ void lars_apply_kernel(float* w, const float* g, float* velocity, Seg
 
 // ---- LAMB (lamb.cpp) -------------------------------------------------------------------------
 struct LambConstants {
-  float b1, b2, c1, c2, eps, weight_decay;
+  float b1, b2, eps, weight_decay;
 };
 
-__device__ float lamb_direction(float m, float v, float w, float wd, const LambConstants& k) {
-  return (m * k.c1) / (sqrtf(v * k.c2) + k.eps) + wd * w;
+__device__ float lamb_direction(float m, float v, float w, float wd, const LambConstants& k, float c1, float c2) {
+  return (m * c1) / (sqrtf(v * c2) + k.eps) + wd * w;
 }
 
 // Pass 1: the moments, and partial = (sum w^2, sum r^2) over each block.
 __global__ void lamb_moments_kernel(const float* w, const float* g, float* m, float* v, SegmentTables s,
-                                    LambConstants k) {
+                                    LambConstants k, const StepScalars* sc) {
   const DeviceSpan sp = s.spans[blockIdx.x];
+  const float c1 = sc->c1, c2 = sc->c2;
   const float wd = s.adapt[sp.tensor] ? k.weight_decay : 0.0f;
   double ww = 0.0, rr = 0.0;
   for (std::size_t i = sp.begin + threadIdx.x; i < sp.end; i += kThreads) {
     m[i] = k.b1 * m[i] + (1.0f - k.b1) * g[i];
     v[i] = k.b2 * v[i] + (1.0f - k.b2) * g[i] * g[i];
-    const float r = lamb_direction(m[i], v[i], w[i], wd, k);
+    const float r = lamb_direction(m[i], v[i], w[i], wd, k, c1, c2);
     ww += double(w[i]) * double(w[i]);
     rr += double(r) * double(r);
   }
@@ -156,51 +163,57 @@ __global__ void lamb_trust_kernel(SegmentTables s) {
 }
 
 // Pass 2: the same direction from the updated moments, applied.
-__global__ void lamb_apply_kernel(float* w, const float* m, const float* v, SegmentTables s, LambConstants k, float lr) {
+__global__ void lamb_apply_kernel(float* w, const float* m, const float* v, SegmentTables s, LambConstants k,
+                                  const StepScalars* sc) {
   const DeviceSpan sp = s.spans[blockIdx.x];
   const float wd = s.adapt[sp.tensor] ? k.weight_decay : 0.0f;
-  const float scaled = lr * s.trust[sp.tensor];
-  for (std::size_t i = sp.begin + threadIdx.x; i < sp.end; i += kThreads) w[i] -= scaled * lamb_direction(m[i], v[i], w[i], wd, k);
+  const float scaled = sc->lr * s.trust[sp.tensor], c1 = sc->c1, c2 = sc->c2;
+  for (std::size_t i = sp.begin + threadIdx.x; i < sp.end; i += kThreads)
+    w[i] -= scaled * lamb_direction(m[i], v[i], w[i], wd, k, c1, c2);
 }
 
 }  // namespace
 
-cudaError_t launch_sgd(float* p, const float* g, float* buf, std::size_t n, float lr, float weight_decay, float momentum,
-                       float dampening, bool first_step, bool nesterov, cudaStream_t stream) {
+cudaError_t launch_set_step_scalars(StepScalars* dst, const StepScalars& value, cudaStream_t stream) {
+  set_step_scalars_kernel<<<1, 1, 0, stream>>>(dst, value);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_sgd(float* p, const float* g, float* buf, std::size_t n, const StepScalars* s, float weight_decay,
+                       float momentum, float dampening, bool nesterov, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   if (momentum == 0.0f) {
-    sgd_plain_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(p, g, n, lr, weight_decay);
+    sgd_plain_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(p, g, n, s, weight_decay);
   } else {
-    sgd_momentum_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(p, g, buf, n, lr, weight_decay, momentum,
-                                                                        1.0f - dampening, first_step, nesterov);
+    sgd_momentum_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(p, g, buf, n, s, weight_decay, momentum,
+                                                                        1.0f - dampening, nesterov);
   }
   return cudaGetLastError();
 }
 
 cudaError_t launch_adam(float* p, const float* g, float* m, float* v, std::size_t n, float beta1, float beta2, float eps,
-                        float weight_decay, float step_size, float inv_sqrt_bc2, cudaStream_t stream) {
+                        float weight_decay, const StepScalars* s, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  adam_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(p, g, m, v, n, beta1, beta2, eps, weight_decay, step_size,
-                                                              inv_sqrt_bc2);
+  adam_kernel<<<elementwise_blocks(n), kThreads, 0, stream>>>(p, g, m, v, n, beta1, beta2, eps, weight_decay, s);
   return cudaGetLastError();
 }
 
-cudaError_t launch_lars(float* w, const float* g, float* velocity, const SegmentTables& t, float lr, float momentum,
-                        float weight_decay, float trust_coefficient, cudaStream_t stream) {
+cudaError_t launch_lars(float* w, const float* g, float* velocity, const SegmentTables& t, const StepScalars* s,
+                        float momentum, float weight_decay, float trust_coefficient, cudaStream_t stream) {
   if (t.blocks == 0) return cudaSuccess;
   lars_norms_kernel<<<t.blocks, kThreads, 0, stream>>>(w, g, t);
   lars_trust_kernel<<<tensor_blocks(t.tensors), kThreads, 0, stream>>>(t, trust_coefficient, weight_decay);
-  lars_apply_kernel<<<t.blocks, kThreads, 0, stream>>>(w, g, velocity, t, lr, momentum, weight_decay);
+  lars_apply_kernel<<<t.blocks, kThreads, 0, stream>>>(w, g, velocity, t, s, momentum, weight_decay);
   return cudaGetLastError();
 }
 
-cudaError_t launch_lamb(float* w, const float* g, float* m, float* v, const SegmentTables& t, float lr, float beta1,
-                        float beta2, float c1, float c2, float eps, float weight_decay, cudaStream_t stream) {
+cudaError_t launch_lamb(float* w, const float* g, float* m, float* v, const SegmentTables& t, const StepScalars* s,
+                        float beta1, float beta2, float eps, float weight_decay, cudaStream_t stream) {
   if (t.blocks == 0) return cudaSuccess;
-  const LambConstants k{beta1, beta2, c1, c2, eps, weight_decay};
-  lamb_moments_kernel<<<t.blocks, kThreads, 0, stream>>>(w, g, m, v, t, k);
+  const LambConstants k{beta1, beta2, eps, weight_decay};
+  lamb_moments_kernel<<<t.blocks, kThreads, 0, stream>>>(w, g, m, v, t, k, s);
   lamb_trust_kernel<<<tensor_blocks(t.tensors), kThreads, 0, stream>>>(t);
-  lamb_apply_kernel<<<t.blocks, kThreads, 0, stream>>>(w, m, v, t, k, lr);
+  lamb_apply_kernel<<<t.blocks, kThreads, 0, stream>>>(w, m, v, t, k, s);
   return cudaGetLastError();
 }
 

@@ -102,13 +102,16 @@ __device__ inline bool keep(std::size_t i, std::uint64_t key, std::uint32_t thre
   return static_cast<std::uint32_t>((r >> (16 * (i % 4))) & 0xFFFFu) >= threshold;
 }
 
-__global__ void dropout_kernel(const float* x, float* y, std::size_t n, std::uint64_t key, std::uint32_t threshold,
-                               float scale) {
+__global__ void dropout_kernel(const float* x, float* y, std::size_t n, const std::uint64_t* key_at,
+                               std::uint32_t threshold, float scale) {
+  const std::uint64_t key = *key_at;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x) {
     y[i] = keep(i, key, threshold) ? x[i] * scale : 0.0f;
   }
 }
+
+__global__ void store_key_kernel(std::uint64_t* dst, std::uint64_t key) { *dst = key; }
 
 // One thread per sample (classes are few: 10 for the labs); the block sums its losses and
 // correct counts in shared memory and adds them to the tally with one atomic each.
@@ -236,14 +239,19 @@ void maxpool_backward(const float* dy, const std::int32_t* arg, float* dx, const
   check_launch("maxpool_backward");
 }
 
-void dropout_forward(const float* x, float* y, std::size_t n, std::uint64_t key, std::uint32_t threshold, float scale,
-                     cudaStream_t stream) {
+void store_key(std::uint64_t* dst, std::uint64_t key, cudaStream_t stream) {
+  store_key_kernel<<<1, 1, 0, stream>>>(dst, key);
+  check_launch("store_key");
+}
+
+void dropout_forward(const float* x, float* y, std::size_t n, const std::uint64_t* key, std::uint32_t threshold,
+                     float scale, cudaStream_t stream) {
   if (n == 0) return;
   dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, key, threshold, scale);
   check_launch("dropout_forward");
 }
 
-void dropout_backward(const float* dy, float* dx, std::size_t n, std::uint64_t key, std::uint32_t threshold,
+void dropout_backward(const float* dy, float* dx, std::size_t n, const std::uint64_t* key, std::uint32_t threshold,
                       float scale, cudaStream_t stream) {
   if (n == 0) return;
   dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dy, dx, n, key, threshold, scale);

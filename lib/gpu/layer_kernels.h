@@ -40,10 +40,13 @@ void maxpool_backward(const float* dy, const std::int32_t* arg, float* dx, const
 
 // Inverted dropout with nn::Dropout's counter-based mask (same key: same mask): element i is kept
 // when 16 bits of splitmix64(key + golden * (i / 4 + 1)) are >= threshold, and scaled by `scale`.
-// Backward recomputes the mask from the key (no mask buffer).
-void dropout_forward(const float* x, float* y, std::size_t n, std::uint64_t key, std::uint32_t threshold, float scale,
-                     cudaStream_t stream);
-void dropout_backward(const float* dy, float* dx, std::size_t n, std::uint64_t key, std::uint32_t threshold,
+// The key is read from device memory (store_key writes it on the stream, its argument taken at
+// launch), so a captured CUDA graph replays with each forward's own key. Backward recomputes the
+// mask from the key (no mask buffer).
+void store_key(std::uint64_t* dst, std::uint64_t key, cudaStream_t stream);
+void dropout_forward(const float* x, float* y, std::size_t n, const std::uint64_t* key, std::uint32_t threshold,
+                     float scale, cudaStream_t stream);
+void dropout_backward(const float* dy, float* dx, std::size_t n, const std::uint64_t* key, std::uint32_t threshold,
                       float scale, cudaStream_t stream);
 
 // Softmax cross-entropy of logits (n, classes) against labels. Adds sum of the n losses to

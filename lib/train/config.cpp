@@ -41,6 +41,7 @@ void TrainConfig::validate() const {
     bad("model", model + ": unknown model; use one of " + join(models));
   }
   if (device != "cpu" && device != "cuda") bad("device", device + ": unknown device; use cpu or cuda");
+  if (cuda_graphs != "on" && cuda_graphs != "off") bad("cuda_graphs", cuda_graphs + ": use on or off");
   const auto optimizers = optim::optimizer_names();
   if (std::find(optimizers.begin(), optimizers.end(), optimizer) == optimizers.end()) {
     bad("optimizer", optimizer + ": unknown optimizer; use one of " + join(optimizers));
@@ -105,6 +106,7 @@ void to_json(nlohmann::json& j, const EpochRecord& r) {
 nlohmann::json config_json(const TrainConfig& c) {
   return {{"model", c.model},
           {"device", c.device},
+          {"cuda_graphs", c.cuda_graphs},
           {"dataset", c.dataset.name},
           {"data_dir", c.dataset.data_dir},
           {"epochs", c.epochs},

@@ -19,6 +19,7 @@ namespace scalelab::train {
 struct TrainConfig {
   std::string model = "cnn";
   std::string device = "cpu";         // where the engine computes: cpu or cuda (train/engine.h)
+  std::string cuda_graphs = "on";     // cuda: replay each training step as one captured CUDA graph (on|off)
   data::DatasetSpec dataset;          // name, data_dir, seed for synthetic; augment, decode, crop for jpeg:DIR
   int epochs = 1;
   std::size_t batch_size = 128;       // per rank and per backward pass
@@ -44,7 +45,7 @@ struct TrainConfig {
   double stall_timeout_s = 300;       // end this rank after so long without a finished step; 0: never
 
   // Checks every field that needs no data and no other rank: model and optimizer known, device
-  // cpu or cuda, counts at least 1, lr positive and finite, the optimizer's options in range
+  // cpu or cuda, cuda_graphs on or off, counts at least 1, lr positive and finite, the optimizer's options in range
   // (optim::OptimizerOptions::validate), the allreduce algorithm known. Throws a usage error
   // naming the field as written here ("batch_size"; core/error.h). The Trainer calls it; a front
   // end calls it too, to report a typo before it starts anything.

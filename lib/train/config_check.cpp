@@ -32,6 +32,7 @@ std::vector<comm::NamedValue> agreed_fields(const TrainConfig& c) {
   return {
       {"model", c.model},
       {"device", c.device},
+      {"cuda_graphs", c.cuda_graphs},
       {"dataset", c.dataset.name == "synthetic" ? fmt::format("synthetic ({} + {} samples)", c.dataset.synthetic_train,
                                                               c.dataset.synthetic_test)
                                                 : c.dataset.name},

@@ -43,6 +43,9 @@ class Engine {
   [[nodiscard]] virtual std::string device() const = 0;
   // The gradient averaging in words ("ring allreduce, 1 chunk of <= 64 MiB, float32").
   [[nodiscard]] virtual std::string averaging() const = 0;
+  // How training steps are executed, in words, where there is a choice (the CUDA engine: "one CUDA
+  // graph per step ..." or why not); empty for the CPU engine.
+  [[nodiscard]] virtual std::string execution() const { return {}; }
   [[nodiscard]] virtual nn::Model& model() = 0;
   [[nodiscard]] virtual optim::Optimizer& optimizer() = 0;
 

@@ -80,6 +80,16 @@ CudaEngine::CudaEngine(const TrainConfig& config, comm::Communicator& comm, cons
     tally_.resize(4, "the loss tally");
     bad_.resize(1, "the bad-label count");
     on_final_ = [this](std::size_t param) { averager_->param_ready(param, stream_); };
+    graphs_ = config.cuda_graphs == "on" && config.backward_passes_per_step == 1;
+    if (graphs_) {
+      execution_ = fmt::format("one CUDA graph per training step of {} samples (captured at step {})", batch_,
+                               steps_before_capture_ + 1);
+    } else if (config.cuda_graphs == "on") {
+      execution_ = fmt::format("kernel by kernel: CUDA graphs capture steps of one backward pass, this run has {}",
+                               config.backward_passes_per_step);
+    } else {
+      execution_ = "kernel by kernel (CUDA graphs off)";
+    }
     reset_tallies();
     // Every stream and copy of the set-up (some on the legacy default stream) done before the first step.
     gpu::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after setting up the CUDA engine");
@@ -100,6 +110,10 @@ CudaEngine::~CudaEngine() { release(); }
 
 void CudaEngine::release() noexcept {
   if (stream_ != nullptr) (void)cudaStreamSynchronize(stream_);  // nothing may still use the buffers
+  if (graph_exec_ != nullptr) (void)cudaGraphExecDestroy(graph_exec_);
+  if (graph_ != nullptr) (void)cudaGraphDestroy(graph_);
+  graph_exec_ = nullptr;
+  graph_ = nullptr;
   averager_.reset();
   device_optimizer_.reset();
   device_model_.reset();
@@ -158,19 +172,73 @@ void CudaEngine::stage_labels(const std::int32_t* labels, std::size_t n) {
 
 void CudaEngine::forward(const float* images, std::size_t n, bool training) {
   stage_images(images, n);
+  if (graphs_ && training && n == batch_) {
+    device_model_->prepare_forward(true);  // Dropout's keys for this step, on the stream
+    deferred_ = true;
+    return;
+  }
   logits_ = device_model_->forward(images_.data(), n, training);
 }
 
 void CudaEngine::backward(const std::int32_t* labels, std::size_t n, float grad_scale, bool last_pass) {
   stage_labels(labels, n);
+  train_samples_ += static_cast<double>(n);
+  if (deferred_) {
+    deferred_scale_ = grad_scale;  // 1: graphs only with one backward pass per step
+    return;
+  }
   gpu::softmax_cross_entropy(logits_, labels_.data(), n, classes_, dlogits_.data(), grad_scale, tally_.data(),
                              bad_.data(), stream_);
-  train_samples_ += static_cast<double>(n);
   device_model_->backward(dlogits_.data(), n, last_pass ? on_final_ : no_final_);
 }
 
+void CudaEngine::average_gradients() {
+  if (!deferred_) averager_->finish(stream_);
+}
+
 void CudaEngine::step(float lr) {
-  device_optimizer_->step(device_model_->values(), device_model_->grads(), lr, stream_);
+  if (!deferred_) {
+    device_optimizer_->step(device_model_->values(), device_model_->grads(), lr, stream_);
+    return;
+  }
+  deferred_ = false;
+  device_optimizer_->prepare(lr, stream_);
+  if (graph_exec_ == nullptr && steps_before_capture_ > 0) {
+    --steps_before_capture_;
+    enqueue_training_step();
+    return;
+  }
+  if (graph_exec_ == nullptr) capture();
+  gpu::cuda_check(cudaGraphLaunch(graph_exec_, stream_), "cudaGraphLaunch of the training step");
+}
+
+void CudaEngine::enqueue_training_step() {
+  logits_ = device_model_->enqueue_forward(images_.data(), batch_, true);
+  gpu::softmax_cross_entropy(logits_, labels_.data(), batch_, classes_, dlogits_.data(), deferred_scale_,
+                             tally_.data(), bad_.data(), stream_);
+  device_model_->backward(dlogits_.data(), batch_, on_final_);
+  averager_->finish(stream_);
+  device_optimizer_->apply(device_model_->values(), device_model_->grads(), stream_);
+}
+
+// Thread-local capture: the loader's threads make no CUDA calls, and nothing else of this thread
+// runs while the step is enqueued.
+void CudaEngine::capture() {
+  gpu::cuda_check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
+                  "cudaStreamBeginCapture of the training step");
+  try {
+    enqueue_training_step();
+  } catch (const std::exception& e) {
+    cudaGraph_t partial = nullptr;
+    (void)cudaStreamEndCapture(stream_, &partial);
+    if (partial != nullptr) (void)cudaGraphDestroy(partial);
+    (void)cudaGetLastError();
+    throw_parameter(ErrorKind::runtime, "cuda_graphs",
+                    fmt::format("on: capturing the training step as a CUDA graph failed ({}); turn CUDA graphs off",
+                                e.what()));
+  }
+  gpu::cuda_check(cudaStreamEndCapture(stream_, &graph_), "cudaStreamEndCapture of the training step");
+  gpu::cuda_check(cudaGraphInstantiate(&graph_exec_, graph_, 0), "cudaGraphInstantiate of the training step");
 }
 
 void CudaEngine::evaluate(const float* images, const std::int32_t* labels, std::size_t n) {

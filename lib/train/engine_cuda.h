@@ -9,7 +9,13 @@
 //   - gradients: gpu::BucketedAverager over an NCCL communicator of its own (the trainer's
 //     communicator stays the host one, --backend mpi, for its small host-memory collectives),
 //     buckets of the step plan (nn/step_plan.h: at most the bucket cap) started as backward finalises them;
-//   - optimizer: gpu::DeviceOptimizer on the flat device buffers.
+//   - optimizer: gpu::DeviceOptimizer on the flat device buffers;
+//   - CUDA graphs (cuda_graphs on, one backward pass per step): a full training step is deferred
+//     until step(lr): the host work (the batch and labels copied in, Dropout's keys and the
+//     optimizer's scalars written to device memory) is enqueued, then the step's kernels, NCCL
+//     buckets included, run as one graph, captured at the third step (the first two run kernel by
+//     kernel, so that cuBLAS, cuDNN and NCCL finish their lazy set-up outside the capture) and
+//     replayed after. Evaluation and partial batches run kernel by kernel.
 // The host model and optimizer hold the copies broadcast, checkpointed and compared.
 #pragma once
 #include <exception>
@@ -36,6 +42,7 @@ class CudaEngine final : public Engine {
 
   [[nodiscard]] std::string device() const override { return device_name_; }
   [[nodiscard]] std::string averaging() const override { return averager_->describe(); }
+  [[nodiscard]] std::string execution() const override { return execution_; }
   [[nodiscard]] nn::Model& model() override { return *model_; }
   [[nodiscard]] optim::Optimizer& optimizer() override { return *host_optimizer_; }
   void load_from_host() override;
@@ -44,7 +51,7 @@ class CudaEngine final : public Engine {
   void zero_grad() override { device_model_->zero_grad(); }
   void forward(const float* images, std::size_t n, bool training) override;
   void backward(const std::int32_t* labels, std::size_t n, float grad_scale, bool last_pass) override;
-  void average_gradients() override { averager_->finish(stream_); }
+  void average_gradients() override;
   void step(float lr) override;
   void evaluate(const float* images, const std::int32_t* labels, std::size_t n) override;
   [[nodiscard]] Tally train_tally() override;
@@ -61,6 +68,10 @@ class CudaEngine final : public Engine {
   void stage_images(const float* images, std::size_t n);
   void stage_labels(const std::int32_t* labels, std::size_t n);
   void read_tally_exact();  // waits for the stream; throws on labels out of range
+  // A deferred step's kernels (forward, loss, backward, averaging, optimizer), enqueued on stream_
+  // after its host work; what capture() records.
+  void enqueue_training_step();
+  void capture();
 
   std::size_t batch_;
   nn::Shape sample_;
@@ -89,6 +100,13 @@ class CudaEngine final : public Engine {
   double peek_samples_ = 0;
   bool peek_pending_ = false;
   std::function<void(std::size_t)> on_final_, no_final_;
+  bool graphs_ = false;        // defer full training steps and run them as one CUDA graph
+  std::string execution_;
+  bool deferred_ = false;      // this step's forward and backward wait for step()
+  float deferred_scale_ = 1.0f;
+  int steps_before_capture_ = 2;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t graph_exec_ = nullptr;
 };
 
 }  // namespace scalelab::train

@@ -152,6 +152,7 @@ TrainResult Trainer::run() {
   result.parameters = params.size();
   result.steps_per_epoch = steps;
   result.averaging = engine_->averaging();
+  result.execution = engine_->execution();
   result.device = engine_->device();
   if (rank == 0 && config_.verbose) {
     progress.line(fmt::format("scalelab train: {} ({} parameters) on {} ({} training, {} test samples)", config_.model,
@@ -162,6 +163,7 @@ TrainResult Trainer::run() {
                               passes > 1 ? fmt::format(" x {} backward passes", passes) : "", global_batch(), steps,
                               config_.optimizer, config_.lr, config_.threads, config_.threads == 1 ? "" : "s"));
     if (config_.device != "cpu") progress.line("  device: " + engine_->device());
+    if (!engine_->execution().empty()) progress.line("  steps: " + engine_->execution());
     progress.line("  gradients: " + engine_->averaging());
     if (counters[0] > 0) {
       progress.line(fmt::format("  resumed from {}: {} epochs done, global step {}", config_.resume, counters[0], counters[1]));

@@ -39,6 +39,7 @@ struct TrainResult {
   std::size_t parameters = 0;
   std::size_t steps_per_epoch = 0;
   std::string averaging;            // Engine::averaging()
+  std::string execution;            // Engine::execution(): empty for the CPU engine
   std::string device;               // Engine::device()
 };
 

@@ -38,6 +38,7 @@ case $CASE in
   bad_model) expect_error 2 "unknown model" -- "$SCALELAB" train --model nosuch ;;
   bad_dataset) expect_error 2 "unknown dataset" -- "$SCALELAB" train --dataset nosuch ;;
   batch_zero) expect_error 2 "batch-size 0" -- "$SCALELAB" train --batch-size 0 ;;
+  bad_cuda_graphs) expect_error 2 "cuda-graphs sometimes: use on or off" -- "$SCALELAB" train --cuda-graphs sometimes ;;
   missing_dataset) expect_error 2 "apt-get install dataset-fashion-mnist\|not found" -- \
       env -u SCALELAB_DATA_DIR "$SCALELAB" train --data-dir /nonexistent/fmnist ;;
   corrupt_idx)

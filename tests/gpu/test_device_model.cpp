@@ -260,6 +260,71 @@ TEST(DeviceModel, BatchNormOverDenseFeaturesAndGlobalAveragePooling) {
   compare(*cpu, *twin, {8, 3}, kConvTolerance);
 }
 
+// The CUDA engine's graph path: forward, loss and backward captured once as a CUDA graph, then
+// replayed after each prepare_forward. Each replay must use the new Dropout keys (the CPU model
+// draws new masks every forward), so the logits change between replays and match the CPU's, and
+// the gradients of both replays accumulate as the CPU's do.
+TEST(DeviceModel, CapturedGraphReplaysWithEachForwardsDropoutKeys) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_TRUE(kTf32Off);
+  const nn::Shape in{1, 28, 28};
+  const std::size_t n = 16, classes = 10, per = in.numel();
+  auto cpu = zoo("cnn", in, classes, 21);
+  auto twin = zoo("cnn", in, classes, 21);
+  cpu->reseed(7, 3);
+  Stream stream;
+  DeviceModel dm(*twin, n, 7, 3, stream.s);
+  dm.load_values(cpu->parameters());
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> images(n * per);
+  std::vector<std::int32_t> labels(n);
+  for (float& v : images) v = u(rng);
+  for (auto& l : labels) l = static_cast<std::int32_t>(rng() % classes);
+  DeviceBuffer<float> x(n * per, "x"), dlogits(n * classes, "dlogits");
+  DeviceBuffer<std::int32_t> y(n, "labels");
+  DeviceBuffer<double> tally(2, "tally");
+  DeviceBuffer<unsigned long long> bad(1, "bad");
+  cuda_check(cudaMemcpy(x.data(), images.data(), n * per * sizeof(float), cudaMemcpyHostToDevice), "copy x");
+  cuda_check(cudaMemcpy(y.data(), labels.data(), n * sizeof(std::int32_t), cudaMemcpyHostToDevice), "copy y");
+  cpu->zero_grad();
+  dm.zero_grad();
+  dm.prepare_forward(true);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  const float* d_logits = nullptr;
+  cuda_check(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeThreadLocal), "begin capture");
+  d_logits = dm.enqueue_forward(x.data(), n, true);
+  softmax_cross_entropy(d_logits, y.data(), n, classes, dlogits.data(), 1.0f, tally.data(), bad.data(), stream.s);
+  dm.backward(dlogits.data(), n, {});
+  cuda_check(cudaStreamEndCapture(stream.s, &graph), "end capture");
+  cuda_check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  std::vector<float> previous;
+  for (int replay = 0; replay < 2; ++replay) {
+    if (replay > 0) dm.prepare_forward(true);
+    cuda_check(cudaGraphLaunch(exec, stream.s), "launch");
+    cuda_check(cudaStreamSynchronize(stream.s), "sync");
+    std::vector<float> got(n * classes);
+    cuda_check(cudaMemcpy(got.data(), d_logits, got.size() * sizeof(float), cudaMemcpyDeviceToHost), "logits");
+    const nn::ConstTensorView logits = cpu->forward({images.data(), in.with_batch(n)}, true);
+    nn::Tensor dl(nn::Shape{n, classes});
+    (void)nn::softmax_cross_entropy(logits, std::span<const std::int32_t>(labels), dl.view(), 1.0f);
+    EXPECT_LT(rel_error(got.data(), logits.data, n * classes), kConvTolerance) << "replay " << replay;
+    cpu->backward(dl.view());
+    if (replay > 0) {
+      EXPECT_GT(rel_error(got.data(), previous.data(), got.size()), 1e-3) << "the same mask twice";
+    }
+    previous = got;
+  }
+  dm.store_grads(twin->parameters());
+  const nn::ParameterSet& want = cpu->parameters();
+  for (std::size_t i = 0; i < want.count(); ++i) {
+    EXPECT_LT(rel_error(twin->parameters().grad(i), want.grad(i), want.info(i).size), kConvTolerance) << want.info(i).name;
+  }
+  (void)cudaGraphExecDestroy(exec);
+  (void)cudaGraphDestroy(graph);
+}
+
 // A layer type no device twin exists for.
 class Mystery final : public nn::Layer {
  public:
