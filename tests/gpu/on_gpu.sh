@@ -5,14 +5,17 @@
 # KIT holds bin/ (scalelab and the test_gpu_* binaries of a CUDA build), lib/ (shared libraries
 # the machine may lack: each is used only where the machine has none of that name) and data/ (the
 # four Fashion-MNIST IDX files). Every step writes its log (and JSON) under OUT and prints one
-# summary line at the end. Steps (default: tests resnet cnn):
+# summary line at the end. Steps (default: tests graphs resnet cnn):
 #   tests   scalelab info, then every test_gpu_* binary in KIT/bin
+#   graphs  tests/gpu/cuda_graphs.sh (CUDA graphs on against off through the CLI)
 #   resnet  train --device cuda --model resnet --epochs 5 (JSON: resnet_cuda_5ep.json)
 #   cnn     train --device cuda --model cnn --epochs 5 (JSON: cnn_cuda_5ep.json)
-#   compare tests/perf/compare_torch_gpu.py on cnn (batches 128, 1024) and resnet (batch 128)
+#   compare tests/perf/compare_torch_gpu.py on resnet (batch 128), then cnn (batches 128, 1024),
+#           each against PyTorch eager and torch.compile; COMPARE_RESNET_ARGS and COMPARE_CNN_ARGS
+#           replace the default options
 set -u
 kit=$(cd "$1" && pwd); out=$2; shift 2
-steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(tests resnet cnn)
+steps=("$@"); [ ${#steps[@]} -eq 0 ] && steps=(tests graphs resnet cnn)
 mkdir -p "$out" /tmp/kitlib
 for f in "$kit"/lib/*; do
   [ -e "$f" ] || continue
@@ -45,15 +48,20 @@ for step in "${steps[@]}"; do
         > "$out/${step}_cuda_5ep.log" 2>&1; rc=$?
       note "train $step cuda rc=$rc $(grep -E 'test accuracy|images/s' "$out/${step}_cuda_5ep.log" | tail -2 | tr '\n' ' ')"
       tail -4 "$out/${step}_cuda_5ep.log" ;;
+    graphs)
+      "$(dirname "$0")/cuda_graphs.sh" "$bin/scalelab" > "$out/cuda_graphs.log" 2>&1
+      note "cuda_graphs.sh rc=$? $(tail -3 "$out/cuda_graphs.log" | tr '\n' ' ')" ;;
     compare)
       here=$(cd "$(dirname "$0")/../perf" && pwd)
+      peers="--peers eager,reduce-overhead,max-autotune --rounds 2 --steps 200 --peer-timeout 150"
       PYTHONUNBUFFERED=1 python3 "$here/compare_torch_gpu.py" --scalelab "$bin/scalelab" --data-dir "$kit/data" \
-        ${COMPARE_CNN_ARGS:---model cnn --rounds 3} --json "$out/compare_cnn.json" > "$out/compare_cnn.log" 2>&1
-      note "compare cnn rc=$?"; tail -12 "$out/compare_cnn.log"
+        ${COMPARE_RESNET_ARGS:---model resnet --batches 128 $peers} --json "$out/compare_resnet.json" \
+        2>&1 | tee "$out/compare_resnet.log" | grep -E '^(round|  )' | tail -3
+      note "compare resnet rc=${PIPESTATUS[0]}"; tail -14 "$out/compare_resnet.log"
       PYTHONUNBUFFERED=1 python3 "$here/compare_torch_gpu.py" --scalelab "$bin/scalelab" --data-dir "$kit/data" \
-        ${COMPARE_RESNET_ARGS:---model resnet --batches 128 --rounds 3} --json "$out/compare_resnet.json" \
-        > "$out/compare_resnet.log" 2>&1
-      note "compare resnet rc=$?"; tail -10 "$out/compare_resnet.log" ;;
+        ${COMPARE_CNN_ARGS:---model cnn --batches 128,1024 $peers} --json "$out/compare_cnn.json" \
+        2>&1 | tee "$out/compare_cnn.log" | grep -E '^(round|  )' | tail -3
+      note "compare cnn rc=${PIPESTATUS[0]}"; tail -22 "$out/compare_cnn.log" ;;
     *) note "unknown step $step" ;;
   esac
 done

@@ -1,34 +1,58 @@
 #!/usr/bin/env python3
-"""Side-by-side GPU training throughput: `scalelab train --device cuda --model cnn` vs PyTorch.
+"""Side-by-side GPU training throughput: `scalelab train --device cuda` vs the strongest PyTorch.
 
-Issue 6's speed bar: on an H100, scalelab's images/sec on the `cnn` model with Fashion-MNIST is at
-least 1.5x PyTorch's at batch 128 and at least 1.0x at batch 1024. This script measures both, in
-one invocation, alternating the two programs for --rounds rounds at every batch of --batches:
-  - PyTorch: tests/perf/torch_cnn_gpu.py (beside this script; the same model, initialisation,
-    Adam 1e-3 and dropout as the CPU peer, the data set resident on the GPU; see its docstring
-    for exactly what each side times) run with --python;
-  - scalelab: `SCALELAB train --device cuda --model cnn --batch-size B --max-steps S --epochs E
+Issue 16's speed bars, on an H100 with Fashion-MNIST, float32 on both sides, scalelab's
+images/sec against the BEST of the PyTorch peers run beside it (eager PyTorch and torch.compile
+in its "max-autotune" and "reduce-overhead" modes; same model, batch and precision):
+  --model cnn:    at least 1.5x at batch 128 and at least 1.1x at batch 1024 (other batches: no bar);
+  --model resnet: at least 1.0x at every batch.
+(Issue 6's earlier bars were 1.5x and 1.0x against eager PyTorch alone.) This script measures
+them in one invocation. At every batch of --batches it runs --rounds rounds; each round runs
+scalelab and every peer of --peers once, one after another, the order rotated by one place from
+round to round, so that no side always runs first or after the same neighbour:
+  - scalelab: `SCALELAB train --device cuda --model M --batch-size B --max-steps S --epochs E
     --throughput-skip W --no-eval --quiet --json F`, images/sec read from the epoch records of
-    the scalelab.train JSON (docs/results-schema.md).
+    the scalelab.train JSON (docs/results-schema.md);
+  - each PyTorch peer: tests/perf/torch_cnn_gpu.py (beside this script; the same model and
+    initialisation as scalelab's zoo builds it, Adam 1e-3, the data set resident on the GPU; see
+    its docstring for exactly what each side times and what torch.compile compiles) run with
+    --python and `--model M --compile MODE`. Peer names: eager (no torch.compile), default,
+    reduce-overhead, max-autotune, max-autotune-no-cudagraphs (torch.compile's modes).
 Both run S steps per epoch (capped by the epoch: 60000 // B for Fashion-MNIST) for E epochs, E
 chosen so that each run has at least --steps steps, and leave out the first W steps of every
-epoch; a run's figure is its timed images over its timed seconds, all epochs together. The
-script prints each run, then per batch the medians, the ratio scalelab / PyTorch and the bar,
-with the GPU's name from nvidia-smi when it is there.
+epoch; a run's figure is its timed images over its timed seconds, all epochs together. A
+compiled peer compiles (and autotunes, and records its CUDA graphs) in its first warm-up steps,
+outside the timed steps; its compile time is shown with each run (the torch_cnn_gpu JSON's
+compile_seconds), and every run's wall time too. Inductor's on-disk cache makes the first round
+of a compiled peer the slow one.
+
+A peer that fails (it exits non-zero, e.g. torch.compile cannot build its kernels, or runs past
+--peer-timeout seconds) does not stop the comparison: its one-line error is printed and kept in
+the table and the JSON, it is left out of the later rounds at that batch, and the best peer is
+chosen among those that ran. A scalelab run that fails stops the script (exit 1).
+
+The script prints each run, then per batch every peer's median, the best peer (the highest
+median), the ratio scalelab / best peer and the bar, with the GPU's name from nvidia-smi when
+it is there; --json FILE keeps every run, the medians, the ratios (against the best peer and
+against each peer) and the errors.
 
 Usage (on the GPU machine; the four Fashion-MNIST IDX files may sit in any folder):
-  tests/perf/compare_torch_gpu.py --scalelab PATH/scalelab --data-dir DIR [--rounds 3]
-      [--batches 128,1024] [--steps 300] [--warmup 10] [--json FILE]
---device cpu runs both programs on the CPU instead (tiny --steps: a check of this script on a
-machine without a GPU; its ratio says nothing about the bar).
-Exit status: 0 measured (whether or not the bars are met: read the table); 1 a run failed (its
-last error line is printed); 2 bad options.
+  tests/perf/compare_torch_gpu.py --scalelab PATH/scalelab --data-dir DIR [--model cnn|resnet]
+      [--peers eager,max-autotune,reduce-overhead] [--rounds 3] [--batches 128,1024]
+      [--steps 300] [--warmup 10] [--peer-timeout 900] [--json FILE]
+--device cpu runs every program on the CPU instead (tiny --steps: a check of this script on a
+machine without a GPU; its ratios say nothing about the bars; torch.compile there needs a C++
+compiler, else use --peers eager).
+Exit status: 0 measured: scalelab ran every round and, at every batch, at least one peer gave a
+figure (whether or not the bars are met: read the table; a failed peer is reported there); 1 a
+scalelab run failed (its last error line is printed) or no peer ran at some batch; 2 bad options.
 """
 import argparse
 import json
 import math
 import os
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -38,12 +62,22 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCH_SCRIPT = os.path.join(HERE, "torch_cnn_gpu.py")
 TRAIN_IMAGES = 60000  # Fashion-MNIST's training set: the steps in one epoch are TRAIN_IMAGES // batch
-BARS = {128: 1.5, 1024: 1.0}  # issue 6: scalelab / PyTorch images/sec at least this
+MODELS = ("cnn", "resnet")
+PEER_MODES = {"eager": "none", "default": "default", "reduce-overhead": "reduce-overhead",
+              "max-autotune": "max-autotune", "max-autotune-no-cudagraphs": "max-autotune-no-cudagraphs"}
+DEFAULT_PEERS = "eager,max-autotune,reduce-overhead"
 PROG = "compare_torch_gpu"
 
 
 class Fail(Exception):
     """One line for stderr, exit status 1."""
+
+
+def bar_of(model, batch):
+    """Issue 16: scalelab / best PyTorch peer images/sec at least this (float32), or None: no bar."""
+    if model == "cnn":
+        return {128: 1.5, 1024: 1.1}.get(batch)
+    return 1.0
 
 
 def gpu_name():
@@ -69,12 +103,28 @@ def plan(batch, steps):
     return per_epoch, math.ceil(steps / per_epoch)
 
 
-def run_checked(cmd, what):
+def run_checked(cmd, what, timeout=None):
+    """Run cmd in its own process group; its wall seconds, or Fail with its last error line."""
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:  # the whole group: torch.compile's worker processes too
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        p.communicate()
+        raise Fail(f"{what} ran past {timeout:.0f} s and was stopped  [command: {shlex.join(cmd)}]") from None
+    except BaseException:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        raise
     if p.returncode != 0:
-        lines = [l for l in (p.stderr + p.stdout).splitlines() if l.strip()]
-        last = lines[-1] if lines else "(no output)"
+        lines = [l for l in err.splitlines() if l.strip()] or [l for l in out.splitlines() if l.strip()]
+        last = lines[-1].strip() if lines else "(no output)"
         raise Fail(f"{what} exited with status {p.returncode}: {last}  [command: {shlex.join(cmd)}]")
     return time.perf_counter() - t0
 
@@ -87,52 +137,65 @@ def read_json(path, what):
         raise Fail(f"{what} wrote no readable JSON at {path} ({e})") from None
 
 
-def run_torch(a, batch, per_epoch, epochs, path):
-    cmd = [a.python, TORCH_SCRIPT, "--device", a.device, "-B", str(batch), "--max-steps", str(per_epoch),
-           "--epochs", str(epochs), "--warmup", str(a.warmup), "--no-eval", "--quiet", "--json", path]
+def run_torch(a, peer, batch, per_epoch, epochs, path):
+    cmd = [a.python, TORCH_SCRIPT, "--device", a.device, "--model", a.model, "--compile", PEER_MODES[peer],
+           "-B", str(batch), "--max-steps", str(per_epoch), "--epochs", str(epochs), "--warmup", str(a.warmup),
+           "--no-eval", "--quiet", "--json", path]
     if a.data_dir:
         cmd += ["--data-dir", a.data_dir]
     cmd += shlex.split(a.torch_args)
-    run_checked(cmd, "the PyTorch run")
-    r = read_json(path, "the PyTorch run")
+    what = f"the PyTorch peer {peer}"
+    wall = run_checked(cmd, what, a.peer_timeout or None)
+    r = read_json(path, what)
     return {"images_per_second": r["images_per_second"], "timed_steps": r["timed_steps"], "steps": r["steps"],
             "device": r["device_name"], "versions": f"torch {r['torch']}, CUDA {r['cuda']}, cuDNN {r['cudnn']}",
-            "command": cmd}
+            "parameters": r.get("parameters"), "compile": r.get("compile"),
+            "compile_seconds": r.get("compile_seconds"), "warmup_overhead_seconds": r.get("warmup_overhead_seconds"),
+            "graphs_compiled_in_timed_steps": r.get("graphs_compiled_in_timed_steps"), "amp": r.get("amp"),
+            "wall_seconds": wall, "command": cmd}
 
 
 def run_scalelab(a, batch, per_epoch, epochs, path):
-    cmd = [a.scalelab, "train", "--device", a.device, "--model", "cnn", "--batch-size", str(batch), "--max-steps",
+    cmd = [a.scalelab, "train", "--device", a.device, "--model", a.model, "--batch-size", str(batch), "--max-steps",
            str(per_epoch), "--epochs", str(epochs), "--throughput-skip", str(a.warmup), "--no-eval", "--quiet",
            "--json", path]
     if a.data_dir:
         cmd += ["--data-dir", a.data_dir]
     cmd += shlex.split(a.scalelab_args)
-    run_checked(cmd, "scalelab train")
+    wall = run_checked(cmd, "scalelab train")
     r = read_json(path, "scalelab train")
     if not r.get("complete") or not r.get("epochs"):
         raise Fail(f"scalelab train left an incomplete record in {path}; run its command by hand: {shlex.join(cmd)}")
     images = sum(e["timed_steps"] * e["global_batch"] for e in r["epochs"])
     seconds = sum(e["timed_steps"] * e["global_batch"] / e["images_per_second"] for e in r["epochs"])
     return {"images_per_second": images / seconds, "timed_steps": sum(e["timed_steps"] for e in r["epochs"]),
-            "steps": sum(e["steps"] for e in r["epochs"]), "device": r["device"],
-            "command": cmd}
+            "steps": sum(e["steps"] for e in r["epochs"]), "device": r["device"], "parameters": r.get("parameters"),
+            "wall_seconds": wall, "command": cmd}
 
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="compare_torch_gpu.py", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scalelab", required=True, help="the scalelab binary (a build with CUDA)")
-    ap.add_argument("--rounds", type=int, default=3, help="alternations of PyTorch and scalelab per batch (default 3)")
+    ap.add_argument("--model", choices=MODELS, default="cnn", help="the model both sides train (default cnn)")
+    ap.add_argument("--peers", default=DEFAULT_PEERS,
+                    help=f"comma-separated PyTorch variants to run beside scalelab, of {', '.join(PEER_MODES)} "
+                         f"(default {DEFAULT_PEERS})")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds per batch, each running scalelab and every peer (default 3)")
     ap.add_argument("--batches", default="128,1024", help="comma-separated batch sizes (default 128,1024)")
     ap.add_argument("--steps", type=int, default=300, help="at least this many steps per run (default 300)")
     ap.add_argument("--warmup", type=int, default=10,
-                    help="steps left out of the timing at the start of every epoch, both sides (default 10)")
+                    help="steps left out of the timing at the start of every epoch, all sides (default 10; "
+                         "a compiled peer compiles in them, so at least 3 with a compiled peer)")
+    ap.add_argument("--peer-timeout", type=float, default=900,
+                    help="seconds after which a PyTorch run is stopped and reported as failed (default 900; 0: none)")
     ap.add_argument("--data-dir", "--data", dest="data_dir", default="",
-                    help="folder of the four Fashion-MNIST IDX files, passed to both (default: each program's own)")
+                    help="folder of the four Fashion-MNIST IDX files, passed to all (default: each program's own)")
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                     help="cuda (the comparison), or cpu to check this script where there is no GPU")
     ap.add_argument("--python", default=sys.executable, help="Python with PyTorch for the PyTorch side (default: this one)")
-    ap.add_argument("--torch-args", default="", help="extra options for torch_cnn_gpu.py, e.g. '--channels-last'")
+    ap.add_argument("--torch-args", default="",
+                    help="extra options for every torch_cnn_gpu.py run, e.g. '--no-compile-optimizer'")
     ap.add_argument("--scalelab-args", default="", help="extra options for scalelab train")
     ap.add_argument("--json", default="", help="write every run, the medians and the ratios here")
     a = ap.parse_args(argv)
@@ -142,10 +205,27 @@ def parse_args(argv):
         ap.error(f"--batches {a.batches}: give comma-separated whole numbers, e.g. 128,1024")
     if not a.batch_list or any(b < 1 or b > TRAIN_IMAGES for b in a.batch_list):
         ap.error(f"--batches {a.batches}: each batch must be between 1 and {TRAIN_IMAGES}")
+    a.peer_list = []
+    for p in (p.strip() for p in a.peers.split(",")):
+        if p and p not in a.peer_list:
+            if p not in PEER_MODES:
+                ap.error(f"--peers {a.peers}: {p} is not one of {', '.join(PEER_MODES)}")
+            a.peer_list.append(p)
+    if not a.peer_list:
+        ap.error(f"--peers {a.peers!r}: name at least one of {', '.join(PEER_MODES)}")
+    torch_opts = shlex.split(a.torch_args)
+    for opt in ("--model", "--compile", "--device", "-B", "--batch-size", "--warmup", "--max-steps", "--epochs"):
+        if any(t == opt or t.startswith(opt + "=") for t in torch_opts):
+            ap.error(f"--torch-args: {opt} is set by this script (--model, --peers, --device, --batches, --warmup, --steps)")
+    a.torch_amp = "--amp" in torch_opts
     if a.rounds < 1:
         ap.error(f"--rounds {a.rounds}: at least 1")
     if a.warmup < 0:
         ap.error(f"--warmup {a.warmup}: must not be negative")
+    if a.warmup < 3 and any(p != "eager" for p in a.peer_list):
+        ap.error(f"--warmup {a.warmup}: a compiled peer needs at least 3 warm-up steps (it compiles in them)")
+    if a.peer_timeout < 0:
+        ap.error(f"--peer-timeout {a.peer_timeout}: must not be negative")
     for b in a.batch_list:
         per_epoch, _ = plan(b, max(a.steps, 1))
         if a.steps < 1 or per_epoch <= 2 * a.warmup:
@@ -161,54 +241,126 @@ def parse_args(argv):
     return a
 
 
+def describe(res):
+    extra = ""
+    if res.get("compile_seconds") is not None:
+        extra = f"; compiled in {res['compile_seconds']:.1f} s"
+        if res.get("graphs_compiled_in_timed_steps"):
+            extra += f", {res['graphs_compiled_in_timed_steps']} graph(s) compiled in the TIMED steps"
+    return f"{res['timed_steps']} timed steps{extra}; {res['wall_seconds']:.1f} s wall; {res['device']}"
+
+
 def measure(a, tmp):
     runs = []
+    sides = ["scalelab"] + a.peer_list
     for batch in a.batch_list:
         per_epoch, epochs = plan(batch, a.steps)
-        print(f"batch {batch}: {epochs} epoch(s) of {per_epoch} steps per run, the first {a.warmup} of each untimed",
-              flush=True)
+        print(f"{a.model}, batch {batch}: {epochs} epoch(s) of {per_epoch} steps per run, the first {a.warmup} of "
+              f"each untimed; scalelab and {', '.join(a.peer_list)}", flush=True)
+        failed = set()
         for r in range(1, a.rounds + 1):
-            for side, fn in (("pytorch", run_torch), ("scalelab", run_scalelab)):
+            k = (r - 1) % len(sides)
+            for side in sides[k:] + sides[:k]:
+                if side in failed:
+                    continue
                 load = load_average()
-                res = fn(a, batch, per_epoch, epochs, os.path.join(tmp, f"{side}-{batch}-{r}.json"))
-                res.update({"side": side, "batch": batch, "round": r, "load_average": load})
+                path = os.path.join(tmp, f"{side}-{batch}-{r}.json")
+                if side == "scalelab":
+                    res = run_scalelab(a, batch, per_epoch, epochs, path)  # a Fail here stops the script
+                    res.update({"side": "scalelab", "peer": None})
+                else:
+                    try:
+                        res = run_torch(a, side, batch, per_epoch, epochs, path)
+                    except Fail as e:
+                        failed.add(side)
+                        runs.append({"side": "pytorch", "peer": side, "batch": batch, "round": r, "load_average": load,
+                                     "images_per_second": None, "error": str(e)})
+                        print(f"  round {r}: {side:26} FAILED: {e}  (left out of the later rounds)", flush=True)
+                        continue
+                    res.update({"side": "pytorch", "peer": side})
+                res.update({"batch": batch, "round": r, "load_average": load, "error": None})
                 runs.append(res)
-                print(f"  round {r}: {side:8} {res['images_per_second']:10.0f} img/s  "
-                      f"({res['timed_steps']} timed steps; {res['device']}; load {load})", flush=True)
+                print(f"  round {r}: {res['peer'] or 'scalelab':26} {res['images_per_second']:10.0f} img/s  "
+                      f"({describe(res)}; load {load})", flush=True)
     return runs
+
+
+def one_line(error):
+    """A failed run's error without the command that follows it."""
+    return error.split("  [command: ")[0]
 
 
 def summarise(a, runs):
     rows = []
     for batch in a.batch_list:
-        t = [r["images_per_second"] for r in runs if r["batch"] == batch and r["side"] == "pytorch"]
-        s = [r["images_per_second"] for r in runs if r["batch"] == batch and r["side"] == "scalelab"]
-        tm, sm = statistics.median(t), statistics.median(s)
-        bar = BARS.get(batch) if a.device == "cuda" else None
-        rows.append({"batch": batch, "pytorch_median_img_per_s": tm, "scalelab_median_img_per_s": sm,
-                     "ratio": sm / tm, "bar": bar, "met": None if bar is None else sm / tm >= bar,
-                     "pytorch_img_per_s": t, "scalelab_img_per_s": s})
+        mine = [r for r in runs if r["batch"] == batch]
+        s = [r["images_per_second"] for r in mine if r["side"] == "scalelab"]
+        sm = statistics.median(s)
+        peers = {}
+        for p in a.peer_list:
+            pr = [r for r in mine if r["peer"] == p]
+            ok = [r["images_per_second"] for r in pr if r["error"] is None]
+            errs = [one_line(r["error"]) for r in pr if r["error"] is not None]
+            med = statistics.median(ok) if ok else None
+            peers[p] = {"median_img_per_s": med, "img_per_s": ok, "ratio": None if med is None else sm / med,
+                        "compile_seconds": [r.get("compile_seconds") for r in pr if r["error"] is None],
+                        "wall_seconds": [r.get("wall_seconds") for r in pr if r["error"] is None],
+                        "error": errs[0] if errs else None}
+        ran = [p for p in a.peer_list if peers[p]["median_img_per_s"] is not None]
+        best = max(ran, key=lambda p: peers[p]["median_img_per_s"]) if ran else None
+        bm = peers[best]["median_img_per_s"] if best else None
+        bar = bar_of(a.model, batch) if a.device == "cuda" and not a.torch_amp else None
+        ratio = None if bm is None else sm / bm
+        rows.append({"batch": batch, "scalelab_median_img_per_s": sm, "scalelab_img_per_s": s, "peers": peers,
+                     "best_peer": best, "best_peer_median_img_per_s": bm, "ratio": ratio, "bar": bar,
+                     "met": None if bar is None or ratio is None else ratio >= bar})
     return rows
 
 
 def print_table(a, rows, gpu, runs):
-    print(f"\ncnn on Fashion-MNIST, {a.device}, {a.rounds} round(s) per batch; GPU: {gpu or 'nvidia-smi not available'}")
-    torch_run = next(r for r in runs if r["side"] == "pytorch")
+    print(f"\n{a.model} on Fashion-MNIST, {a.device}, {a.rounds} round(s) per batch; GPU: {gpu or 'nvidia-smi not available'}")
+    torch_run = next((r for r in runs if r["side"] == "pytorch" and r["error"] is None), None)
     ours_run = next(r for r in runs if r["side"] == "scalelab")
-    print(f"  pytorch:  {torch_run['device']}; {torch_run['versions']}")
+    if torch_run:
+        print(f"  pytorch:  {torch_run['device']}; {torch_run['versions']}"
+              + (f"; {torch_run['amp']} autocast" if torch_run.get("amp") else ""))
     print(f"  scalelab: {ours_run['device']}; {a.scalelab}")
-    print(f"  {'batch':>6} {'pytorch img/s':>14} {'scalelab img/s':>15} {'ratio':>7} {'bar':>6}  verdict")
+    pt_params = {r["parameters"] for r in runs if r["side"] == "pytorch" and r["error"] is None}
+    if ours_run.get("parameters") is not None and pt_params:
+        same = pt_params == {ours_run["parameters"]}
+        print(f"  parameters: scalelab {ours_run['parameters']}, pytorch {', '.join(str(p) for p in sorted(pt_params))}"
+              + ("" if same else "  MISMATCH: not the same model"))
+    width = max(len(p) for p in a.peer_list + ["best peer"])
     for row in rows:
-        bar = "-" if row["bar"] is None else f"{row['bar']:.1f}x"
-        verdict = ("no bar (cpu check)" if row["met"] is None else "meets the bar" if row["met"] else "BELOW the bar")
-        print(f"  {row['batch']:>6} {row['pytorch_median_img_per_s']:>14.0f} {row['scalelab_median_img_per_s']:>15.0f} "
-              f"{row['ratio']:>6.2f}x {bar:>6}  {verdict}")
-    print("  (medians over the rounds; ratio = scalelab / pytorch)")
+        print(f"  batch {row['batch']}: scalelab {row['scalelab_median_img_per_s']:.0f} img/s")
+        for p in a.peer_list:
+            pe = row["peers"][p]
+            if pe["median_img_per_s"] is None:
+                print(f"    {p:<{width}} FAILED: {pe['error']}")
+                continue
+            comp = [c for c in pe["compile_seconds"] if c is not None]
+            ctext = f"; compile {min(comp):.1f}-{max(comp):.1f} s" if comp else ""
+            note = f"  (then failed: {pe['error']})" if pe["error"] else ""
+            print(f"    {p:<{width}} {pe['median_img_per_s']:10.0f} img/s  scalelab / it {pe['ratio']:5.2f}x"
+                  f"  ({len(pe['img_per_s'])} run(s){ctext}){note}")
+        if row["best_peer"] is None:
+            print(f"    {'best peer':<{width}} none: every peer failed")
+            continue
+        bar = "no bar" if row["bar"] is None else f"bar {row['bar']:.1f}x"
+        verdict = ("" if row["met"] is None else ": meets the bar" if row["met"] else ": BELOW the bar")
+        why = ""
+        if row["bar"] is None:
+            why = (" (cpu check)" if a.device != "cuda" else " (PyTorch ran bfloat16 autocast; the bars are float32)"
+                   if a.torch_amp else f" (issue 16 sets none at batch {row['batch']} for {a.model})")
+        print(f"    {'best peer':<{width}} {row['best_peer']}: {row['best_peer_median_img_per_s']:.0f} img/s; "
+              f"scalelab / best peer = {row['ratio']:.2f}x, {bar}{verdict}{why}")
+    print("  (medians over the rounds; ratio = scalelab / PyTorch, the best peer = the highest median)")
 
 
 def main(argv=None):
     a = parse_args(sys.argv[1:] if argv is None else argv)
     gpu = gpu_name()
+    t0 = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory(prefix="compare_torch_gpu.") as tmp:
             runs = measure(a, tmp)
@@ -217,16 +369,23 @@ def main(argv=None):
         return 1
     rows = summarise(a, runs)
     print_table(a, rows, gpu, runs)
+    wall = time.perf_counter() - t0
+    print(f"  ({wall:.0f} s wall in all)")
     if a.json:
-        doc = {"schema": "scalelab.compare_torch_gpu", "schema_version": 1,
+        doc = {"schema": "scalelab.compare_torch_gpu", "schema_version": 2,
                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": sys.argv,
-               "device": a.device, "gpu": gpu, "scalelab": a.scalelab, "rounds": a.rounds, "steps": a.steps,
-               "warmup": a.warmup, "rows": rows, "runs": runs}
+               "device": a.device, "gpu": gpu, "scalelab": a.scalelab, "model": a.model, "peers": a.peer_list,
+               "rounds": a.rounds, "steps": a.steps, "warmup": a.warmup, "torch_args": a.torch_args,
+               "scalelab_args": a.scalelab_args, "wall_seconds": wall, "rows": rows, "runs": runs}
         tmp = a.json + ".tmp"
         with open(tmp, "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")
         os.replace(tmp, a.json)
+    lost = [row["batch"] for row in rows if row["best_peer"] is None]
+    if lost:
+        print(f"{PROG}: no PyTorch peer ran at batch {', '.join(map(str, lost))}: nothing to compare with", file=sys.stderr)
+        return 1
     return 0
 
 
