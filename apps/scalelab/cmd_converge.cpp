@@ -198,7 +198,7 @@ int cmd_converge(const Args& args) {
     c.optimizer_options = run.optimizer_options;
     c.lr = run.schedule.base_lr;
     train::Trainer trainer(c, *comm);
-    if (s.train.sync_batchnorm) train::enable_sync_batchnorm(trainer, *comm);
+    if (s.train.sync_batchnorm) trainer.enable_sync_batchnorm();
     optim::ScheduleConfig sc = run.schedule;
     sc.steps_per_epoch = static_cast<long>(trainer.steps_per_epoch());
     const optim::LrSchedule schedule(sc);

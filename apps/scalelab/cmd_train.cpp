@@ -101,7 +101,7 @@ int cmd_train(const Args& args) {
   auto communicator = comm::make_communicator(t.backend);
   comm::require_same_fields(*communicator, agreed_options(t));  // collective; exit 2 naming each that differs
   train::Trainer trainer(t.config, *communicator);
-  if (t.sync_batchnorm) train::enable_sync_batchnorm(trainer, *communicator);
+  if (t.sync_batchnorm) trainer.enable_sync_batchnorm();
   optim::ScheduleConfig sc = t.schedule;
   sc.global_batch = static_cast<int>(trainer.global_batch());
   sc.workers = communicator->size();  // `size` in Horovod's warm-up

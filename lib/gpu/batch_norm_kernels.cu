@@ -80,18 +80,29 @@ __global__ void gradient_sums_kernel(const float* dy, const float* x, const floa
   block_add(s1, s2, sums + c, sums + channels + c);
 }
 
-__global__ void batch_statistics_kernel(const double* sums, double count, std::size_t channels, float momentum,
-                                        float eps, float* running_mean, float* running_var, float* mean,
-                                        float* inv_std) {
+// Sum: double (this rank's sums) or float (sums reduced over the ranks, as the CPU's reducer
+// returns them). The count is count_at[0] when count_at is not null.
+template <class Sum>
+__global__ void batch_statistics_kernel(const Sum* sums, const float* count_at, double count, std::size_t channels,
+                                        float momentum, float eps, float* running_mean, float* running_var,
+                                        float* mean, float* inv_std) {
   const std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (c >= channels) return;
-  const double m = sums[c] / count;
-  const double var = fmax(sums[channels + c] / count - m * m, 0.0);
+  if (count_at != nullptr) count = count_at[0];
+  const double m = double(sums[c]) / count;
+  const double var = fmax(double(sums[channels + c]) / count - m * m, 0.0);
   inv_std[c] = static_cast<float>(1.0 / sqrt(var + eps));
   mean[c] = static_cast<float>(m);
   const double unbiased = count > 1 ? var * count / (count - 1) : var;
   running_mean[c] = static_cast<float>((1 - momentum) * running_mean[c] + momentum * m);
   running_var[c] = static_cast<float>((1 - momentum) * running_var[c] + momentum * unbiased);
+}
+
+__global__ void pack_sums_kernel(const double* sums, std::size_t channels, double count, bool with_count,
+                                 float* packed) {
+  const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (i < 2 * channels) packed[i] = static_cast<float>(sums[i]);
+  if (with_count && i == 2 * channels) packed[i] = static_cast<float>(count);
 }
 
 __global__ void running_statistics_kernel(const float* running_mean, const float* running_var, std::size_t channels,
@@ -121,9 +132,12 @@ __global__ void parameter_gradients_kernel(const double* sums, std::size_t chann
   dgamma[c] += static_cast<float>(sums[channels + c]);
 }
 
+template <class Sum>
 __global__ void input_gradient_kernel(const float* dy, const float* x, const float* mean, const float* inv_std,
-                                      const float* gamma, const double* sums, double count, bool training,
-                                      std::size_t total, std::size_t channels, std::size_t spatial, float* dx) {
+                                      const float* gamma, const Sum* sums, const float* count_at, double count,
+                                      bool training, std::size_t total, std::size_t channels, std::size_t spatial,
+                                      float* dx) {
+  if (count_at != nullptr) count = count_at[0];
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const std::size_t c = (i / spatial) % channels;
@@ -132,7 +146,8 @@ __global__ void input_gradient_kernel(const float* dy, const float* x, const flo
       dx[i] = k * dy[i];
       continue;
     }
-    const float md = static_cast<float>(sums[c] / count), mdx = static_cast<float>(sums[channels + c] / count);
+    const float md = static_cast<float>(double(sums[c]) / count);
+    const float mdx = static_cast<float>(double(sums[channels + c]) / count);
     const float xhat = (x[i] - mean[c]) * inv_std[c];
     dx[i] = k * (dy[i] - md - xhat * mdx);
   }
@@ -149,8 +164,8 @@ void bn_channel_sums(const float* x, const BnShape& s, double* sums, cudaStream_
 
 void bn_batch_statistics(const double* sums, double count, std::size_t channels, float momentum, float eps,
                          float* running_mean, float* running_var, float* mean, float* inv_std, cudaStream_t stream) {
-  batch_statistics_kernel<<<channel_blocks(channels), kThreads, 0, stream>>>(sums, count, channels, momentum, eps,
-                                                                             running_mean, running_var, mean, inv_std);
+  batch_statistics_kernel<double><<<channel_blocks(channels), kThreads, 0, stream>>>(
+      sums, nullptr, count, channels, momentum, eps, running_mean, running_var, mean, inv_std);
   check_launch("the BatchNorm batch statistics");
 }
 
@@ -186,9 +201,32 @@ void bn_input_gradient(const float* dy, const float* x, const float* mean, const
                        const double* sums, double count, bool training, const BnShape& s, float* dx,
                        cudaStream_t stream) {
   const std::size_t total = s.n * s.channels * s.spatial;
-  input_gradient_kernel<<<blocks_for(total), kThreads, 0, stream>>>(dy, x, mean, inv_std, gamma, sums, count, training,
-                                                                    total, s.channels, s.spatial, dx);
+  input_gradient_kernel<double><<<blocks_for(total), kThreads, 0, stream>>>(
+      dy, x, mean, inv_std, gamma, sums, nullptr, count, training, total, s.channels, s.spatial, dx);
   check_launch("the BatchNorm input gradient");
+}
+
+void bn_pack_sums(const double* sums, std::size_t channels, double count, bool with_count, float* packed,
+                  cudaStream_t stream) {
+  pack_sums_kernel<<<channel_blocks(2 * channels + 1), kThreads, 0, stream>>>(sums, channels, count, with_count, packed);
+  check_launch("the BatchNorm statistics packing");
+}
+
+void bn_batch_statistics_reduced(const float* reduced, std::size_t channels, float momentum, float eps,
+                                 float* running_mean, float* running_var, float* mean, float* inv_std,
+                                 cudaStream_t stream) {
+  batch_statistics_kernel<float><<<channel_blocks(channels), kThreads, 0, stream>>>(
+      reduced, reduced + 2 * channels, 0.0, channels, momentum, eps, running_mean, running_var, mean, inv_std);
+  check_launch("the synchronised BatchNorm statistics");
+}
+
+void bn_input_gradient_reduced(const float* dy, const float* x, const float* mean, const float* inv_std,
+                               const float* gamma, const float* reduced, const float* count_at, const BnShape& s,
+                               float* dx, cudaStream_t stream) {
+  const std::size_t total = s.n * s.channels * s.spatial;
+  input_gradient_kernel<float><<<blocks_for(total), kThreads, 0, stream>>>(
+      dy, x, mean, inv_std, gamma, reduced, count_at, 0.0, true, total, s.channels, s.spatial, dx);
+  check_launch("the synchronised BatchNorm input gradient");
 }
 
 }  // namespace scalelab::gpu

@@ -43,4 +43,18 @@ void bn_input_gradient(const float* dy, const float* x, const float* mean, const
                        const double* sums, double count, bool training, const BnShape& s, float* dx,
                        cudaStream_t stream);
 
+// SyncBatchNorm (nn::BatchNorm's statistics reducer, on the device): the local sums packed as the
+// CPU layer hands them to its reducer, in float, `with_count` adding the element count at [2C]:
+// forward [sum x (C), sum x^2 (C), count], backward [sum dy (C), sum dy*xhat (C)]. After the sums
+// are replaced by their totals over the ranks (an allreduce), the _reduced variants use them:
+// the count is read from device memory (`count_at`, the forward's reduced [2C]).
+void bn_pack_sums(const double* sums, std::size_t channels, double count, bool with_count, float* packed,
+                  cudaStream_t stream);
+void bn_batch_statistics_reduced(const float* reduced, std::size_t channels, float momentum, float eps,
+                                 float* running_mean, float* running_var, float* mean, float* inv_std,
+                                 cudaStream_t stream);
+void bn_input_gradient_reduced(const float* dy, const float* x, const float* mean, const float* inv_std,
+                               const float* gamma, const float* reduced, const float* count_at, const BnShape& s,
+                               float* dx, cudaStream_t stream);
+
 }  // namespace scalelab::gpu

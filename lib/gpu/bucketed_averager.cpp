@@ -60,6 +60,8 @@ BucketedAverager::BucketedAverager(comm::Communicator& comm, nn::StepPlan plan, 
       check_cuda(cudaEventCreate(&end_[k]), "cudaEventCreate");
     }
     check_cuda(cudaEventCreate(&backward_end_), "cudaEventCreate");
+    check_cuda(cudaEventCreateWithFlags(&extra_ready_, cudaEventDisableTiming), "cudaEventCreate");
+    check_cuda(cudaEventCreateWithFlags(&extra_done_, cudaEventDisableTiming), "cudaEventCreate");
   } catch (...) {
     release();
     throw;
@@ -75,8 +77,10 @@ void BucketedAverager::release() noexcept {
       e = nullptr;
     }
   }
-  if (backward_end_) cudaEventDestroy(backward_end_);
-  backward_end_ = nullptr;
+  for (cudaEvent_t* e : {&backward_end_, &extra_ready_, &extra_done_}) {
+    if (*e) cudaEventDestroy(*e);
+    *e = nullptr;
+  }
   if (wire_) cudaFree(wire_);
   wire_ = nullptr;
   if (stream_) cudaStreamDestroy(stream_);
@@ -129,6 +133,15 @@ void BucketedAverager::launch(std::size_t k) {
                "ncclAllReduce of gradient bucket " + std::to_string(k));
   }
   check_cuda(cudaEventRecord(end_[k], stream_), "cudaEventRecord");
+}
+
+void BucketedAverager::allreduce_sum(float* data, std::size_t count, cudaStream_t compute_stream) {
+  check_cuda(cudaEventRecord(extra_ready_, compute_stream), "cudaEventRecord");
+  check_cuda(cudaStreamWaitEvent(stream_, extra_ready_, 0), "cudaStreamWaitEvent");
+  check_nccl(ncclAllReduce(data, data, count, ncclFloat32, ncclSum, nccl_, stream_), "ncclAllReduce of " +
+             std::to_string(count) + " statistics");
+  check_cuda(cudaEventRecord(extra_done_, stream_), "cudaEventRecord");
+  check_cuda(cudaStreamWaitEvent(compute_stream, extra_done_, 0), "cudaStreamWaitEvent");
 }
 
 void BucketedAverager::finish(cudaStream_t compute_stream) {

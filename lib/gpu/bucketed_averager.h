@@ -73,6 +73,12 @@ class BucketedAverager {
   // Blocks the host until compute_stream and the communication stream are idle, checking NCCL's
   // asynchronous error while it waits; on an error, aborts the job (every rank) with one line.
   void synchronize(cudaStream_t compute_stream);
+  // A small in-place ncclSum of `count` floats of device memory (SyncBatchNorm's statistics) in
+  // the middle of a step: on the communication stream, after the work enqueued on compute_stream
+  // so far, and compute_stream waits for it. Queued behind the buckets already launched, on the
+  // same NCCL communicator and stream, so every rank issues all its NCCL calls in one order (as
+  // PyTorch's SyncBatchNorm shares its process group's stream with DDP's buckets).
+  void allreduce_sum(float* data, std::size_t count, cudaStream_t compute_stream);
   // The last finished step's timing; valid after synchronize() and until the next param_ready().
   [[nodiscard]] AllreduceTiming last_timing() const;
 
@@ -96,6 +102,7 @@ class BucketedAverager {
   std::vector<cudaEvent_t> ready_;         // per bucket, on the compute stream (no timing)
   std::vector<cudaEvent_t> start_, end_;   // per bucket, on the communication stream
   cudaEvent_t backward_end_ = nullptr;     // recorded by finish() on the compute stream
+  cudaEvent_t extra_ready_ = nullptr, extra_done_ = nullptr;  // allreduce_sum's ordering (no timing)
   bool timed_step_ = false;                // a finished step whose events can be read
 };
 

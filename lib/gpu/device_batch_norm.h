@@ -33,7 +33,9 @@ class DeviceBatchNorm {
   NormSpec spec_;
   DeviceBuffer<double> sums_;        // 2C: forward's sum x, sum x^2, then backward's sum dy, sum dy*xhat
   DeviceBuffer<float> mean_, inv_std_;  // C each, of the last forward
+  DeviceBuffer<float> reduced_;      // 2C+1: the exchanged sums; [2C] keeps the forward's global count
   bool last_training_ = false;
+  bool last_synced_ = false;         // the last forward exchanged its statistics
 };
 
 }  // namespace scalelab::gpu

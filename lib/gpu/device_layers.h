@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,10 @@ struct DeviceContext {
   float* values = nullptr;  // device, nn::ParameterSet layout
   float* grads = nullptr;
   float* state = nullptr;   // device, nn::ParameterSet::state() layout (BatchNorm's running statistics)
+  // SyncBatchNorm: when set, BatchNorm layers hand their packed statistics (device memory, `count`
+  // floats; gpu/batch_norm_kernels.h) to it, and it enqueues on `stream` their replacement by the
+  // sums over all ranks (an in-place allreduce). Unset: each rank's own batch.
+  std::function<void(float* device_sums, std::size_t count)> sync_statistics;
 };
 
 class DeviceLayer {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "gpu/device_buffer.h"
@@ -48,6 +49,11 @@ class DeviceModel {
   void store_values(nn::ParameterSet& host);
   void store_grads(nn::ParameterSet& host);
   void zero_grad();  // enqueued
+  // SyncBatchNorm (DeviceContext::sync_statistics): every BatchNorm layer exchanges its statistics
+  // through `sync` from the next forward on; an empty function turns it off.
+  void set_statistics_sync(std::function<void(float* device_sums, std::size_t count)> sync) {
+    ctx_.sync_statistics = std::move(sync);
+  }
   // Every layer's random stream moved on by `forwards` training forwards (nn::Model::skip_random).
   void skip_random(std::uint64_t forwards);
 

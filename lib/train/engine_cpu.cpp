@@ -1,6 +1,8 @@
 // CpuEngine (train/engine_cpu.h): the host model, optimizer and averager behind the engine seam.
 #include "train/engine_cpu.h"
 
+#include "train/sync_batchnorm.h"
+
 #include "nn/loss.h"
 #include "optim/factory.h"
 
@@ -39,5 +41,7 @@ void CpuEngine::evaluate(const float* images, const std::int32_t* labels, std::s
   eval_.correct += static_cast<double>(r.correct);
   eval_.samples += static_cast<double>(n);
 }
+
+void CpuEngine::enable_sync_batchnorm(comm::Communicator& comm) { train::enable_sync_batchnorm(*model_, comm); }
 
 }  // namespace scalelab::train

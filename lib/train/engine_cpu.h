@@ -31,6 +31,7 @@ class CpuEngine final : public Engine {
   [[nodiscard]] Tally peek_train_tally() override { return train_; }
   [[nodiscard]] Tally eval_tally() override { return eval_; }
   void reset_tallies() override { train_ = eval_ = Tally{}; }
+  void enable_sync_batchnorm(comm::Communicator& comm) override;
 
  private:
   nn::Shape sample_;

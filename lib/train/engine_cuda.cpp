@@ -300,4 +300,10 @@ void CudaEngine::reset_tallies() {
   }
 }
 
+void CudaEngine::enable_sync_batchnorm(comm::Communicator& comm) {
+  if (comm.size() == 1) return;  // one rank: the local batch is the global batch
+  device_model_->set_statistics_sync(
+      [this](float* sums, std::size_t count) { averager_->allreduce_sum(sums, count, stream_); });
+}
+
 }  // namespace scalelab::train

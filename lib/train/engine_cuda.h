@@ -58,6 +58,9 @@ class CudaEngine final : public Engine {
   [[nodiscard]] Tally peek_train_tally() override;
   [[nodiscard]] Tally eval_tally() override;
   void reset_tallies() override;
+  // SyncBatchNorm: the device BatchNorm layers exchange their statistics through the averager's
+  // NCCL communicator and stream (BucketedAverager::allreduce_sum), in the order every rank issues.
+  void enable_sync_batchnorm(comm::Communicator& comm) override;
 
  private:
   // Frees the stream, events and device objects (the destructor, and a constructor that fails).

@@ -1,8 +1,6 @@
 // SyncBatchNorm wiring (see sync_batchnorm.h).
 #include "train/sync_batchnorm.h"
 
-#include "core/error.h"
-
 namespace scalelab::train {
 
 void enable_sync_batchnorm(nn::Model& model, comm::Communicator& comm) {
@@ -13,15 +11,6 @@ void enable_sync_batchnorm(nn::Model& model, comm::Communicator& comm) {
   model.set_statistics_reducer([&comm](float* sums, std::size_t n) {
     comm.allreduce(sums, sums, n, comm::DataType::f32, comm::ReduceOp::sum);
   });
-}
-
-void enable_sync_batchnorm(Trainer& trainer, comm::Communicator& comm) {
-  if (comm.size() > 1 && trainer.device() != "cpu") {
-    throw_parameter(ErrorKind::usage, "sync_batchnorm",
-                    "on " + trainer.device() + ": the CUDA engine has no SyncBatchNorm yet (each rank would "
-                    "normalise with its own batch); turn it off, or train on the cpu device");
-  }
-  enable_sync_batchnorm(trainer.model(), comm);
 }
 
 void disable_sync_batchnorm(nn::Model& model) { model.set_statistics_reducer(nn::StatisticsReducer{}); }

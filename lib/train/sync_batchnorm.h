@@ -8,21 +8,17 @@
 // batches are where the difference shows.
 //
 //   Trainer t(config, comm);
-//   if (sync_bn) train::enable_sync_batchnorm(t, comm);
-// The CUDA engine has no SyncBatchNorm yet: with several ranks it is a usage error there.
+//   if (sync_bn) t.enable_sync_batchnorm();   // the engine's: this hook on the CPU, the device
+//                                             // layers' own exchange over NCCL on the GPU
 #pragma once
 #include "comm/communicator.h"
 #include "nn/model.h"
-#include "train/trainer.h"
 
 namespace scalelab::train {
 
 // Installs the allreducing reducer on every BatchNorm layer of `model` (a no-op for models
 // without BatchNorm). `comm` must outlive the model's use. Allocates nothing per call.
 void enable_sync_batchnorm(nn::Model& model, comm::Communicator& comm);
-// The same for a trainer's model; a usage error (every rank) when the trainer's engine is not the
-// CPU one and there are several ranks.
-void enable_sync_batchnorm(Trainer& trainer, comm::Communicator& comm);
 // Removes it again: local statistics.
 void disable_sync_batchnorm(nn::Model& model);
 

@@ -89,7 +89,12 @@ struct Stream {
 
 // Runs `passes` training forward+backward passes of batches `sizes[i]` on the CPU model `cpu` and on
 // a DeviceModel built from `twin` (the same model built again with the same seed), then compares.
-void compare(nn::Model& cpu, nn::Model& twin, const std::vector<std::size_t>& sizes, double tol, bool training = true) {
+// exchange: when set, both sides' BatchNorm layers hand it their packed statistics (the CPU's
+// reducer on host floats; the device's sync through a host round trip) in place of an allreduce.
+using Exchange = std::function<void(float* sums, std::size_t n)>;
+
+void compare(nn::Model& cpu, nn::Model& twin, const std::vector<std::size_t>& sizes, double tol, bool training = true,
+             const Exchange& exchange = {}) {
   const std::size_t classes = cpu.num_classes(), per = cpu.input_shape().numel();
   std::size_t max_batch = 0;
   for (std::size_t n : sizes) max_batch = std::max(max_batch, n);
@@ -98,6 +103,16 @@ void compare(nn::Model& cpu, nn::Model& twin, const std::vector<std::size_t>& si
   cpu.reseed(seed, 3);
   DeviceModel dm(twin, max_batch, seed, 3, stream.s);
   dm.load_values(cpu.parameters());
+  if (exchange) {
+    cpu.set_statistics_reducer(exchange);
+    dm.set_statistics_sync([&exchange, &stream](float* d_sums, std::size_t n) {
+      std::vector<float> h(n);
+      cuda_check(cudaStreamSynchronize(stream.s), "sync before the exchange");
+      cuda_check(cudaMemcpy(h.data(), d_sums, n * sizeof(float), cudaMemcpyDeviceToHost), "exchange down");
+      exchange(h.data(), n);
+      cuda_check(cudaMemcpy(d_sums, h.data(), n * sizeof(float), cudaMemcpyHostToDevice), "exchange up");
+    });
+  }
   DeviceBuffer<float> x(max_batch * per, "x"), dlogits(max_batch * classes, "dlogits");
   DeviceBuffer<std::int32_t> y(max_batch, "labels");
   DeviceBuffer<double> tally(2, "tally");
@@ -227,6 +242,21 @@ TEST(DeviceModel, ResnetMatchesTheCpuModel) {
   // Two accumulated passes and a smaller batch: BatchNorm's statistics per batch, running
   // statistics moved three times, every residual block (identity and projected shortcuts).
   compare_zoo("resnet", {12, 12, 5}, kConvTolerance);
+}
+
+// SyncBatchNorm's device path against the CPU layer's reducer path, with an exchange that changes
+// every sum and the count (as other ranks' contributions would), so that a device layer ignoring
+// the exchanged values, or reading them in another order, differs from the CPU.
+TEST(DeviceModel, SyncBatchNormUsesTheExchangedStatisticsAsTheCpuDoes) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_TRUE(kTf32Off);
+  const nn::Shape in{1, 28, 28};
+  auto cpu = zoo("resnet", in, 10, 17);
+  auto twin = zoo("resnet", in, 10, 17);
+  const Exchange exchange = [](float* sums, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) sums[i] *= 1.0f + 0.125f * static_cast<float>(i % 3);
+  };
+  compare(*cpu, *twin, {10, 6}, kConvTolerance, true, exchange);
 }
 
 TEST(DeviceModel, ResnetEvaluationUsesTheRunningStatistics) {
