@@ -61,8 +61,7 @@ struct DeviceOptimizer::Tables {
 
 DeviceOptimizer::DeviceOptimizer(const std::string& name, const optim::OptimizerOptions& options,
                                  const nn::ParameterSet& layout)
-    : name_(name), options_(options), size_(layout.size()), tensors_(layout.count()),
-      scalars_(1, "the optimizer's step scalars") {
+    : name_(name), options_(options), size_(layout.size()), tensors_(layout.count()) {
   {
     // Same checks and messages as the CPU optimizer, and its state layout.
     auto host = optim::make_optimizer(name, options);
@@ -137,6 +136,7 @@ void DeviceOptimizer::prepare(float lr, cudaStream_t stream) {
     sc.c1 = float(1.0 / (1.0 - std::pow(double(o.beta1), t)));
     sc.c2 = float(1.0 / (1.0 - std::pow(double(o.beta2), t)));
   }
+  scalars_.resize(1, "the optimizer's step scalars");  // once, at the first step (after the checks)
   check(launch_set_step_scalars(scalars_.data(), sc, stream), "launch of the optimizer's step scalars");
 }
 

@@ -11,7 +11,8 @@
 // segmented reduction over every tensor (a fixed-order two-pass sum in double: every rank gets
 // bit-identical trust ratios), without a host round trip.
 //
-// Allocation happens once, in the constructor; step() only launches kernels on `stream`. The
+// Allocation happens in the constructor (after every check), except the few bytes of the per-step
+// scalars, allocated at the first step; step() otherwise only launches kernels on `stream`. The
 // per-step scalars reach the kernels through device memory (prepare/apply below).
 //
 //   gpu::DeviceOptimizer opt("adam", options, params);   // params: the finalized layout
@@ -97,7 +98,7 @@ class DeviceOptimizer {
   std::size_t state_size_ = 0;
   float* state_ = nullptr;      // device
   std::int64_t steps_ = 0;
-  DeviceBuffer<StepScalars> scalars_;  // this step's, written by prepare()
+  DeviceBuffer<StepScalars> scalars_;  // this step's, written by prepare() (allocated by the first)
   std::unique_ptr<Tables> tables_;  // LARS/LAMB only
 };
 

@@ -80,8 +80,8 @@ class Engine {
   [[nodiscard]] virtual Tally eval_tally() = 0;
   virtual void reset_tallies() = 0;
   // SyncBatchNorm from now on (train/sync_batchnorm.h): every BatchNorm layer normalises with the
-  // statistics of the global batch, summed over `comm`'s ranks (collective: every rank calls it).
-  // One rank: nothing to exchange.
+  // statistics of the global batch, summed over `comm`'s ranks (every rank calls it, before the
+  // first step). One rank: nothing to exchange.
   virtual void enable_sync_batchnorm(comm::Communicator& comm) = 0;
 };
 

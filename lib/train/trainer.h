@@ -63,7 +63,7 @@ class Trainer {
   void add_preamble(const std::string& text) { preamble_ += text; }
 
   [[nodiscard]] nn::Model& model() { return engine_->model(); }
-  // SyncBatchNorm over this trainer's ranks (collective; before run()): Engine::enable_sync_batchnorm.
+  // SyncBatchNorm over this trainer's ranks (every rank, before run()): Engine::enable_sync_batchnorm.
   void enable_sync_batchnorm() { engine_->enable_sync_batchnorm(comm_); }
   [[nodiscard]] optim::Optimizer& optimizer() { return engine_->optimizer(); }
   [[nodiscard]] const TrainConfig& config() const { return config_; }
