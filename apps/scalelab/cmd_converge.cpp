@@ -22,7 +22,6 @@
 #include "core/error.h"
 #include "core/results.h"
 #include "optim/factory.h"
-#include "train/sync_batchnorm.h"
 #include "train/trainer.h"
 #include "train_options.h"
 

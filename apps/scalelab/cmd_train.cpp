@@ -18,7 +18,6 @@
 #include "load_report.h"
 #include "monitor/node_monitor.h"
 #include "optim/schedule.h"
-#include "train/sync_batchnorm.h"
 #include "train/trainer.h"
 #include "train_options.h"
 

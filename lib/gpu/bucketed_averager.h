@@ -80,6 +80,8 @@ class BucketedAverager {
   // PyTorch's SyncBatchNorm shares its process group's stream with DDP's buckets).
   void allreduce_sum(float* data, std::size_t count, cudaStream_t compute_stream);
   // The last finished step's timing; valid after synchronize() and until the next param_ready().
+  // Not for steps replayed from a captured CUDA graph: a replay does not re-record the events, so
+  // the figures (or an error) are those of the capture.
   [[nodiscard]] AllreduceTiming last_timing() const;
 
  private:

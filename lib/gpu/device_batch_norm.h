@@ -3,10 +3,13 @@
 // (nn/batch_norm.h): training normalises with the batch's mean and biased variance and moves the
 // running statistics (in DeviceContext::state); evaluation uses the running statistics. The
 // normalised input is not kept: backward recomputes it from the input and the forward's mean and
-// inverse deviation. The statistics are those of this rank's batch (SyncBatchNorm on the GPU is
-// not built: train refuses --sync-bn on the CUDA engine with several ranks).
+// inverse deviation. The statistics are this rank's batch's, or with DeviceContext::sync_statistics
+// set (SyncBatchNorm) the global batch's, exchanged as nn::BatchNorm's reducer exchanges them:
+// forward [sum x, sum x^2, count] (2C+1 floats), backward [sum dy, sum dy*xhat] (2C floats), the
+// parameter gradients staying the local sums. In a residual block the exchanges come in the order
+// bn1, shortcut_bn, bn2 (the CPU block's: bn1, bn2, shortcut_bn), the same on every rank.
 //
-//   DeviceBatchNorm bn(spec, max_batch);
+//   DeviceBatchNorm bn(spec);
 //   bn.forward(x, y, n, training, ctx);                  // optionally y = relu(bn(x) + residual)
 //   bn.backward(x, dy, dx, n, ctx);                      // accumulates dgamma, dbeta; dx may be null
 #pragma once

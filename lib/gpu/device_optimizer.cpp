@@ -123,6 +123,7 @@ DeviceOptimizer::~DeviceOptimizer() {
 
 void DeviceOptimizer::prepare(float lr, cudaStream_t stream) {
   optim::Optimizer::check_lr(lr);  // the same error as the CPU optimizers
+  scalars_.resize(1, "the optimizer's step scalars");  // once, at the first step (after the checks)
   const optim::OptimizerOptions& o = options_;
   StepScalars sc;
   sc.lr = lr;
@@ -136,7 +137,6 @@ void DeviceOptimizer::prepare(float lr, cudaStream_t stream) {
     sc.c1 = float(1.0 / (1.0 - std::pow(double(o.beta1), t)));
     sc.c2 = float(1.0 / (1.0 - std::pow(double(o.beta2), t)));
   }
-  scalars_.resize(1, "the optimizer's step scalars");  // once, at the first step (after the checks)
   check(launch_set_step_scalars(scalars_.data(), sc, stream), "launch of the optimizer's step scalars");
 }
 

@@ -13,8 +13,9 @@
 //   for each of k micro-batches: engine.forward(images, n, true);
 //                                engine.backward(labels, n, 1/k, /*last_pass=*/i == k-1);
 //   engine.average_gradients();  engine.step(lr);
-// forward/backward may return before the work is done (a device queues it); train_tally() and
-// store_to_host() wait for it.
+// forward/backward may return before the work is done (a device queues it, or, replaying steps as
+// CUDA graphs, defers it to step()); train_tally() and store_to_host() wait for it. Nothing may
+// read the gradients or the tally between a step's first forward and its step().
 #pragma once
 #include <cstddef>
 #include <cstdint>

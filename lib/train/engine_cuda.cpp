@@ -184,7 +184,10 @@ void CudaEngine::backward(const std::int32_t* labels, std::size_t n, float grad_
   stage_labels(labels, n);
   train_samples_ += static_cast<double>(n);
   if (deferred_) {
-    deferred_scale_ = grad_scale;  // 1: graphs only with one backward pass per step
+    // Graphs only with one backward pass per step, so the scale is 1; a captured loss kernel
+    // would keep any other value for every replay.
+    if (grad_scale != 1.0f) throw_runtime("CUDA engine: a deferred (graph) step needs a loss scale of 1");
+    deferred_scale_ = grad_scale;
     return;
   }
   gpu::softmax_cross_entropy(logits_, labels_.data(), n, classes_, dlogits_.data(), grad_scale, tally_.data(),
@@ -238,7 +241,13 @@ void CudaEngine::capture() {
                                 e.what()));
   }
   gpu::cuda_check(cudaStreamEndCapture(stream_, &graph_), "cudaStreamEndCapture of the training step");
-  gpu::cuda_check(cudaGraphInstantiate(&graph_exec_, graph_, 0), "cudaGraphInstantiate of the training step");
+  const cudaError_t rc = cudaGraphInstantiate(&graph_exec_, graph_, 0);
+  if (rc != cudaSuccess) {
+    (void)cudaGraphDestroy(graph_);
+    graph_ = nullptr;
+    graph_exec_ = nullptr;
+    gpu::cuda_check(rc, "cudaGraphInstantiate of the training step");
+  }
 }
 
 void CudaEngine::evaluate(const float* images, const std::int32_t* labels, std::size_t n) {
@@ -264,6 +273,7 @@ void CudaEngine::read_tally_exact() {
 }
 
 Tally CudaEngine::train_tally() {
+  if (deferred_) throw_runtime("CUDA engine: the training tally was read between a step's backward and step()");
   read_tally_exact();
   return {tally_host_->data()[0], tally_host_->data()[1], train_samples_};
 }

@@ -15,7 +15,12 @@
 //     optimizer's scalars written to device memory) is enqueued, then the step's kernels, NCCL
 //     buckets included, run as one graph, captured at the third step (the first two run kernel by
 //     kernel, so that cuBLAS, cuDNN and NCCL finish their lazy set-up outside the capture) and
-//     replayed after. Evaluation and partial batches run kernel by kernel.
+//     replayed after. Evaluation and partial batches run kernel by kernel. In such a step forward(),
+//     backward() and average_gradients() only stage their inputs: the loss reaches the tally and
+//     the gradients exist only once step() has launched the graph (nothing may read them between).
+//     A capture that fails is one runtime error on the rank where it failed; capture failures are
+//     expected to be the same on every rank (the same code, GPU and libraries), otherwise the
+//     others wait in the graph's NCCL calls until the stall watchdog ends them.
 // The host model and optimizer hold the copies broadcast, checkpointed and compared.
 #pragma once
 #include <exception>

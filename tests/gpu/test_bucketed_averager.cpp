@@ -2,7 +2,8 @@
 // GPU (up to 4, one thread each, comm::run_nccl_single_process), the averaged buffer equals the
 // plain mean over ranks (test_bucketed_averager_check.h) with several buckets, one bucket, one
 // per tensor, parameters marked in backward order, in the wrong order and not at all, float32
-// and float16 on the wire; and the float16 conversions bit for bit against the CPU's. These skip
+// and float16 on the wire; the small statistics sum (allreduce_sum) eagerly and inside a captured
+// CUDA graph; and the float16 conversions bit for bit against the CPU's. These skip
 // without a GPU; the usage error for a communicator that is not nccl runs everywhere.
 #include <gtest/gtest.h>
 
@@ -93,6 +94,68 @@ TEST(Float16Wire, ConversionsMatchTheCpuOnes) {
     ASSERT_EQ(halves[i], comm::float_to_half(x[i] * scale)) << "element " << i << " = " << x[i];
     ASSERT_EQ(back[i], comm::half_to_float(halves[i])) << "element " << i << " = " << x[i];
   }
+}
+
+// allreduce_sum (SyncBatchNorm's statistics): a sum over the ranks of a small device buffer,
+// ordered after the compute stream's work and before what the compute stream does next, eagerly
+// and inside a captured CUDA graph (as the CUDA engine replays a step), between two buckets' steps.
+void check_allreduce_sum(comm::Communicator& comm) {
+  ASSERT_EQ(cudaSetDevice(comm::nccl_handle(comm).device), cudaSuccess);
+  auto layout = averager_layout();
+  float* grads = nullptr;
+  float* stats = nullptr;
+  constexpr std::size_t kStats = 33;  // 2C+1 for C = 16
+  ASSERT_EQ(cudaMalloc(&grads, layout->size() * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&stats, kStats * sizeof(float)), cudaSuccess);
+  cudaStream_t compute = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking), cudaSuccess);
+  {
+    BucketedAverager avg(comm, nn::StepPlan(layout->params(), {}), grads);
+    std::vector<float> host(kStats), back(kStats);
+    for (int round = 0; round < 2; ++round) {  // 0: eager, 1: captured and replayed
+      for (std::size_t i = 0; i < kStats; ++i) host[i] = static_cast<float>(comm.rank() + 1) * static_cast<float>(i + round);
+      ASSERT_EQ(cudaMemcpyAsync(stats, host.data(), kStats * sizeof(float), cudaMemcpyHostToDevice, compute), cudaSuccess);
+      if (round == 0) {
+        avg.allreduce_sum(stats, kStats, compute);
+      } else {
+        cudaGraph_t graph = nullptr;
+        cudaGraphExec_t exec = nullptr;
+        ASSERT_EQ(cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+        avg.allreduce_sum(stats, kStats, compute);
+        ASSERT_EQ(cudaStreamEndCapture(compute, &graph), cudaSuccess);
+        ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+        ASSERT_EQ(cudaGraphLaunch(exec, compute), cudaSuccess);
+        ASSERT_EQ(cudaStreamSynchronize(compute), cudaSuccess);
+        (void)cudaGraphExecDestroy(exec);
+        (void)cudaGraphDestroy(graph);
+      }
+      ASSERT_EQ(cudaMemcpyAsync(back.data(), stats, kStats * sizeof(float), cudaMemcpyDeviceToHost, compute), cudaSuccess);
+      avg.synchronize(compute);
+      const int p = comm.size();
+      for (std::size_t i = 0; i < kStats; ++i) {
+        const double want = double(p) * (p + 1) / 2.0 * double(i + round);
+        ASSERT_EQ(back[i], static_cast<float>(want)) << "element " << i << ", round " << round << ", rank " << comm.rank();
+      }
+    }
+  }
+  cudaStreamDestroy(compute);
+  cudaFree(stats);
+  cudaFree(grads);
+}
+
+TEST(BucketedAveragerSum, OneGpuEagerAndCaptured) {
+  const std::string reason = no_device_reason();
+  if (!reason.empty()) GTEST_SKIP() << "no usable CUDA device: " << reason;
+  comm::run_nccl_single_process(1, [](comm::Communicator& comm) { check_allreduce_sum(comm); });
+}
+
+TEST(BucketedAveragerSum, EveryVisibleGpuEagerAndCaptured) {
+  const std::string reason = no_device_reason();
+  if (!reason.empty()) GTEST_SKIP() << "no usable CUDA device: " << reason;
+  int count = 0;
+  cudaGetDeviceCount(&count);
+  if (count < 2) GTEST_SKIP() << "one GPU visible: a sum over ranks needs two or more";
+  comm::run_nccl_single_process(std::min(count, 4), [](comm::Communicator& comm) { check_allreduce_sum(comm); });
 }
 
 TEST(BucketedAveragerChecks, NeedsTheNcclBackend) {
