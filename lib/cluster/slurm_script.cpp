@@ -33,7 +33,7 @@ const SlurmPartition& choose_partition(const SlurmSite& site, const JobRequest& 
   std::string limits;
   for (const auto& p : site.partitions) limits += (limits.empty() ? "" : "; ") + describe(p, site.gpus_per_node);
   throw_parameter(ErrorKind::usage, "nodes",
-                  std::to_string(r.nodes) + " --time " + format_slurm_time(r.time_seconds) + ": no " + site.cluster +
+                  std::to_string(r.nodes) + " for time " + format_slurm_time(r.time_seconds) + ": no " + site.cluster +
                       " partition takes " + std::to_string(r.nodes) + " node(s) x " + std::to_string(gpus_per_node) +
                       " GPUs for that long (" + limits + "); ask for fewer nodes or less time");
 }
@@ -70,18 +70,18 @@ JobScript write_slurm_script(const SlurmSite& site, const JobRequest& r) {
   if (gpus > 0 && ranks != gpus) {
     throw_parameter(ErrorKind::usage, "ranks_per_node",
                     std::to_string(ranks) + " ranks per node for " + std::to_string(gpus) +
-                        " GPUs per node: scalelab runs one rank per GPU; give the same number, or leave --ranks-per-node out");
+                        " GPUs per node: scalelab runs one rank per GPU; give the same number, or leave it unset");
   }
   if (site.account_required && r.account.empty()) {
-    throw_parameter(ErrorKind::usage, "account", ": " + site.cluster + " bills every job to a project; give --account (e.g. project_2001234)");
+    throw_parameter(ErrorKind::usage, "account", ": " + site.cluster + " bills every job to a project; give the project (e.g. project_2001234)");
   }
   if (!r.container.empty() && !site.containers) {
     throw_parameter(ErrorKind::usage, "container",
-                    r.container + ": " + site.cluster + " has no Pyxis container plugin for srun; use --cluster dgx or generic, or leave --container out");
+                    r.container + ": " + site.cluster + " has no Pyxis container plugin for srun; use the dgx or generic cluster, or no container");
   }
   if (!r.partition.empty() && !site.partitions.empty()) {
     throw_parameter(ErrorKind::usage, "partition", r.partition + ": " + site.cluster +
-                                                       "'s partition is chosen from the size and --time; leave --partition out");
+                                                       "'s partition is chosen from the size and the time; leave it unset");
   }
 
   JobScript out;

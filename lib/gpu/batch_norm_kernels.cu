@@ -8,20 +8,15 @@
 #include <algorithm>
 #include <string>
 
-#include "gpu/cuda_check.h"
+#include "gpu/kernel_launch.cuh"
 
 namespace scalelab::gpu {
 namespace {
 
-constexpr int kThreads = 256;
+using kernels::blocks_for;
+using kernels::check_launch;
+using kernels::kThreads;
 constexpr std::size_t kTargetBlocks = 1024;  // enough to fill the SMs of any current GPU
-
-int blocks_for(std::size_t n) {
-  const std::size_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(std::min<std::size_t>(std::max<std::size_t>(b, 1), 65535));
-}
-
-void check_launch(const char* what) { cuda_check(cudaGetLastError(), std::string("launch of ") + what); }
 
 // The grid of a per-channel reduction: C blocks across, enough down to fill the GPU.
 dim3 reduction_grid(const BnShape& s) {
@@ -29,25 +24,6 @@ dim3 reduction_grid(const BnShape& s) {
   const std::size_t most = std::max<std::size_t>((per_channel + kThreads - 1) / kThreads, 1);
   const std::size_t splits = std::clamp<std::size_t>(kTargetBlocks / std::max<std::size_t>(s.channels, 1), 1, most);
   return dim3(static_cast<unsigned>(s.channels), static_cast<unsigned>(std::min<std::size_t>(splits, 65535)));
-}
-
-// Sums a and b over the block into shared memory; thread 0 adds them to out_a and out_b.
-__device__ void block_add(double a, double b, double* out_a, double* out_b) {
-  __shared__ double sa[kThreads], sb[kThreads];
-  sa[threadIdx.x] = a;
-  sb[threadIdx.x] = b;
-  __syncthreads();
-  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      sa[threadIdx.x] += sa[threadIdx.x + half];
-      sb[threadIdx.x] += sb[threadIdx.x + half];
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    atomicAdd(out_a, sa[0]);
-    atomicAdd(out_b, sb[0]);
-  }
 }
 
 __global__ void channel_sums_kernel(const float* x, std::size_t n, std::size_t channels, std::size_t spatial,
@@ -61,7 +37,7 @@ __global__ void channel_sums_kernel(const float* x, std::size_t n, std::size_t c
     s1 += v;
     s2 += v * v;
   }
-  block_add(s1, s2, sums + c, sums + channels + c);
+  kernels::block_add_pair(s1, s2, sums + c, sums + channels + c);
 }
 
 __global__ void gradient_sums_kernel(const float* dy, const float* x, const float* mean, const float* inv_std,
@@ -77,7 +53,7 @@ __global__ void gradient_sums_kernel(const float* dy, const float* x, const floa
     s1 += dy[at];
     s2 += double(dy[at]) * xhat;
   }
-  block_add(s1, s2, sums + c, sums + channels + c);
+  kernels::block_add_pair(s1, s2, sums + c, sums + channels + c);
 }
 
 // Sum: double (this rank's sums) or float (sums reduced over the ranks, as the CPU's reducer

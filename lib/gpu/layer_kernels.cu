@@ -5,19 +5,14 @@
 #include <algorithm>
 #include <string>
 
-#include "gpu/cuda_check.h"
+#include "gpu/kernel_launch.cuh"
 
 namespace scalelab::gpu {
 namespace {
 
-constexpr int kThreads = 256;
-
-int blocks_for(std::size_t n) {
-  const std::size_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(std::min<std::size_t>(std::max<std::size_t>(b, 1), 65535));
-}
-
-void check_launch(const char* what) { cuda_check(cudaGetLastError(), std::string("launch of ") + what); }
+using kernels::blocks_for;
+using kernels::check_launch;
+using kernels::kThreads;
 
 __global__ void bias_activation_kernel(float* y, const float* b, std::size_t total, std::size_t inner,
                                        std::size_t channels, bool relu) {
@@ -118,8 +113,6 @@ __global__ void store_key_kernel(std::uint64_t* dst, std::uint64_t key) { *dst =
 __global__ void softmax_xent_kernel(const float* logits, const std::int32_t* labels, std::size_t n,
                                     std::size_t classes, float* dlogits, float g, double* tally,
                                     unsigned long long* bad) {
-  __shared__ double loss_s[kThreads];
-  __shared__ double correct_s[kThreads];
   const std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   double loss = 0, correct = 0;
   if (i < n) {
@@ -144,20 +137,7 @@ __global__ void softmax_xent_kernel(const float* logits, const std::int32_t* lab
       }
     }
   }
-  loss_s[threadIdx.x] = loss;
-  correct_s[threadIdx.x] = correct;
-  __syncthreads();
-  for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
-    if (threadIdx.x < s) {
-      loss_s[threadIdx.x] += loss_s[threadIdx.x + s];
-      correct_s[threadIdx.x] += correct_s[threadIdx.x + s];
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    atomicAdd(tally, loss_s[0]);
-    atomicAdd(tally + 1, correct_s[0]);
-  }
+  kernels::block_add_pair(loss, correct, tally, tally + 1);
 }
 
 __global__ void global_avg_pool_forward_kernel(const float* x, float* y, std::size_t planes, std::size_t plane) {

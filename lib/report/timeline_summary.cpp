@@ -34,7 +34,7 @@ void add_to(std::vector<std::pair<std::string, double>>& v, const std::string& k
 }
 
 [[noreturn]] void bad_timeline(const std::string& origin, const std::string& what) {
-  throw_input(origin + ": " + what + "; give a timeline written by scalelab train or simulate --timeline");
+  throw_input(origin + ": " + what + "; give the Chrome trace that scalelab train or simulate writes as its timeline");
 }
 
 }  // namespace

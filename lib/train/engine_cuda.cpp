@@ -187,7 +187,6 @@ void CudaEngine::backward(const std::int32_t* labels, std::size_t n, float grad_
     // Graphs only with one backward pass per step, so the scale is 1; a captured loss kernel
     // would keep any other value for every replay.
     if (grad_scale != 1.0f) throw_runtime("CUDA engine: a deferred (graph) step needs a loss scale of 1");
-    deferred_scale_ = grad_scale;
     return;
   }
   gpu::softmax_cross_entropy(logits_, labels_.data(), n, classes_, dlogits_.data(), grad_scale, tally_.data(),
@@ -217,7 +216,7 @@ void CudaEngine::step(float lr) {
 
 void CudaEngine::enqueue_training_step() {
   logits_ = device_model_->enqueue_forward(images_.data(), batch_, true);
-  gpu::softmax_cross_entropy(logits_, labels_.data(), batch_, classes_, dlogits_.data(), deferred_scale_,
+  gpu::softmax_cross_entropy(logits_, labels_.data(), batch_, classes_, dlogits_.data(), 1.0f,
                              tally_.data(), bad_.data(), stream_);
   device_model_->backward(dlogits_.data(), batch_, on_final_);
   averager_->finish(stream_);

@@ -111,7 +111,6 @@ class CudaEngine final : public Engine {
   bool graphs_ = false;        // defer full training steps and run them as one CUDA graph
   std::string execution_;
   bool deferred_ = false;      // this step's forward and backward wait for step()
-  float deferred_scale_ = 1.0f;
   int steps_before_capture_ = 2;
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t graph_exec_ = nullptr;

@@ -130,7 +130,7 @@ TEST(SlurmScript, BadRequestsAreNamed) {
   EXPECT_NE(error_of(puhti, box).find("puhti has no Pyxis container plugin"), std::string::npos);
   JobRequest part = request(1, 600);
   part.partition = "gpu";
-  EXPECT_NE(error_of(puhti, part).find("chosen from the size and --time"), std::string::npos);
+  EXPECT_NE(error_of(puhti, part).find("chosen from the size and the time"), std::string::npos);
   EXPECT_NE(error_of(load_slurm_site("dgx"), request(65, 600, "")).find("65: dgx has 64 GPU nodes"), std::string::npos);
   try {
     (void)load_slurm_site("frontier");
