@@ -1,6 +1,8 @@
 // Queries on a Machine (see machine.h).
 #include "topo/machine.h"
 
+#include <algorithm>
+
 namespace scalelab::topo {
 
 const std::string& Machine::vertex_id(int v) const {
@@ -26,6 +28,12 @@ int Machine::find_vertex(const std::string& id) const {
     if (vertex_id(v) == id) return v;
   }
   return -1;
+}
+
+PeerAccess Machine::peer_access(int a, int b) const {
+  const auto it = pair_access.find({std::min(a, b), std::max(a, b)});
+  if (it != pair_access.end()) return it->second;
+  return std::min(devices[static_cast<std::size_t>(a)].p2p, devices[static_cast<std::size_t>(b)].p2p);
 }
 
 }  // namespace scalelab::topo

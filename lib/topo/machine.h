@@ -7,6 +7,7 @@
 // Vertices: devices are vertices 0..devices.size()-1, switches follow. Links join two vertices
 // and carry data both ways at once (full duplex): each direction has the link's bandwidth.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,13 @@
 namespace scalelab::topo {
 
 enum class DeviceKind { gpu, cpu, nic };
+
+// Which paths a GPU's peer-to-peer access to another GPU may take. `none`: every transfer goes
+// through host memory (GeForce RTX 40 cards on the stock driver). `fabric`: peer access only over
+// NVLink/xGMI, PCIe transfers through host memory (GeForce RTX 30 cards joined by an NVLink
+// bridge: the driver enables P2P over the bridge, not over PCIe). `all`: any path. Ordered from
+// least to most, so a pair gets the lesser of its two GPUs' access.
+enum class PeerAccess { none, fabric, all };
 enum class SwitchKind { pcie, nvswitch };
 
 struct Device {
@@ -30,8 +38,7 @@ struct Device {
   double memory_GiB = 0;
   int cores = 0;            // CPU sockets
   std::string generation;   // CPU microarchitecture ("broadwell"), for the socket link's figures
-  bool p2p = true;          // GPUs: peer-to-peer access to other GPUs; false (GeForce cards on the
-                            // stock driver): every transfer with another GPU goes through host memory
+  PeerAccess p2p = PeerAccess::all;  // GPUs: peer-to-peer access to other GPUs (the file's "p2p")
 };
 
 struct Switch {
@@ -74,6 +81,9 @@ struct Machine {
   std::vector<Link> links;
   int nodes = 1;
   std::optional<Network> network;
+  // Pairs of GPUs whose peer access differs from their devices' (the file's "peer_access"), keyed
+  // by (lower, higher) device index.
+  std::map<std::pair<int, int>, PeerAccess> pair_access;
   // What the reader guessed and the user should know (a format-1 file's GPU architectures), one
   // line each; the commands print them to stderr.
   std::vector<std::string> warnings;
@@ -87,6 +97,8 @@ struct Machine {
   [[nodiscard]] std::vector<int> cpus() const;
   [[nodiscard]] int gpus_per_node() const { return static_cast<int>(gpus().size()); }
   [[nodiscard]] int find_vertex(const std::string& id) const;  // -1 when absent
+  // The peer access between two GPUs: the pair's own entry, else the lesser of the two devices'.
+  [[nodiscard]] PeerAccess peer_access(int a, int b) const;
 };
 
 }  // namespace scalelab::topo

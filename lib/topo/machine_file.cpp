@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/file_check.h"
 #include "core/json_text.h"
+#include "topo/routes.h"
 
 namespace scalelab::topo {
 
@@ -105,6 +106,19 @@ bool parse_arch(const Ctx& c, const json& j, const std::string& e, Device& d) {
   return true;
 }
 
+// "p2p": true (any path), false (none: through host memory) or "nvlink" (over NVLink/xGMI only).
+PeerAccess parse_peer_access(const Ctx& c, const json& v, const std::string& entry) {
+  if (v.is_boolean()) return v.get<bool>() ? PeerAccess::all : PeerAccess::none;
+  if (v.is_string() && v.get<std::string>() == "nvlink") return PeerAccess::fabric;
+  c.fail(entry, "\"p2p\" must be true, false or \"nvlink\" (false: no peer-to-peer access, through host memory; "
+                "\"nvlink\": peer access over NVLink/xGMI only)");
+}
+
+json peer_access_json(PeerAccess a) {
+  if (a == PeerAccess::fabric) return "nvlink";
+  return a == PeerAccess::all;
+}
+
 Device parse_device(const Ctx& c, const json& j, const std::string& entry, bool& arch_guessed) {
   if (!j.is_object()) c.fail(entry, "must be an object");
   Device d;
@@ -126,8 +140,7 @@ Device parse_device(const Ctx& c, const json& j, const std::string& entry, bool&
   else if (j.contains("arch")) c.fail(e, "\"arch\" is for GPUs; remove it, or give a CPU's \"generation\"");
   if (j.contains("p2p")) {
     if (d.kind != DeviceKind::gpu) c.fail(e, "\"p2p\" is for GPUs; remove it");
-    if (!j["p2p"].is_boolean()) c.fail(e, "\"p2p\" must be true or false (false: no peer-to-peer access to other GPUs)");
-    d.p2p = j["p2p"].get<bool>();
+    d.p2p = parse_peer_access(c, j["p2p"], e);
   }
   return d;
 }
@@ -183,6 +196,40 @@ void check_routes(const Ctx& c, const Machine& m) {
       if (!reach[i][other]) {
         c.fail("device '" + m.devices[gpus[i]].id + "' (GPU)", "has no route to '" + m.devices[other].id + "'; add the links that join them");
       }
+    }
+  }
+}
+
+// "peer_access": [{"between": ["gpu0", "gpu2"], "p2p": false}, ...]: pairs whose peer access
+// differs from their GPUs'. Each names two distinct GPUs of the node, once; "nvlink" needs an
+// NVLink/xGMI route between them.
+void parse_pair_access(const Ctx& c, const json& list, Machine& m) {
+  if (!list.is_array()) c.fail("peer_access", "must be an array of {\"between\": [gpu, gpu], \"p2p\": ...}");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& j = list[i];
+    std::string entry = "peer_access[" + std::to_string(i) + "]";
+    if (!j.is_object() || !j.contains("between") || !j["between"].is_array() || j["between"].size() != 2 ||
+        !j["between"][0].is_string() || !j["between"][1].is_string()) {
+      c.fail(entry, "needs \"between\": [\"a\", \"b\"], two GPU ids");
+    }
+    const std::string a = j["between"][0].get<std::string>(), b = j["between"][1].get<std::string>();
+    entry += " (" + a + "-" + b + ")";
+    int v[2] = {m.find_vertex(a), m.find_vertex(b)};
+    for (int k = 0; k < 2; ++k) {
+      const std::string& id = k == 0 ? a : b;
+      if (v[k] < 0 || !m.is_kind(v[k], DeviceKind::gpu)) {
+        c.fail(entry, "'" + id + "' is not a GPU of this machine; a pair names two declared GPUs");
+      }
+    }
+    if (v[0] == v[1]) c.fail(entry, "names '" + a + "' twice; a pair is two different GPUs");
+    if (!j.contains("p2p")) c.fail(entry, "missing \"p2p\"; say true, false or \"nvlink\"");
+    const PeerAccess access = parse_peer_access(c, j["p2p"], entry);
+    const auto key = std::make_pair(std::min(v[0], v[1]), std::max(v[0], v[1]));
+    if (m.pair_access.count(key) != 0) c.fail(entry, "the pair is listed twice; keep one entry");
+    m.pair_access[key] = access;
+    // "nvlink" with no NVLink/xGMI route (direct or through NVSwitches) would leave the pair on host memory.
+    if (access == PeerAccess::fabric && RouteFinder(m, P2P::on).route(v[0], v[1]).through_host) {
+      c.fail(entry, "\"p2p\" is \"nvlink\" but no NVLink/xGMI joins these GPUs; add the bridge's link or say true or false");
     }
   }
 }
@@ -291,6 +338,7 @@ Machine parse_machine(const json& doc, const std::string& origin) {
   }
   if (m.gpus().empty() && m.cpus().empty()) c.fail("devices", "no GPU and no CPU; a machine needs at least one");
   check_routes(c, m);
+  if (doc.contains("peer_access")) parse_pair_access(c, doc["peer_access"], m);
   if (doc.contains("network")) {
     const json& j = doc["network"];
     Network n;
@@ -342,7 +390,7 @@ json to_json(const Machine& m) {
     if (d.memory_GiB > 0) dj["memory_GiB"] = d.memory_GiB;
     if (d.cores > 0) dj["cores"] = d.cores;
     if (!d.generation.empty()) dj["generation"] = d.generation;
-    if (!d.p2p) dj["p2p"] = false;
+    if (d.p2p != PeerAccess::all) dj["p2p"] = peer_access_json(d.p2p);
     j["devices"].push_back(dj);
   }
   j["switches"] = json::array();
@@ -355,6 +403,9 @@ json to_json(const Machine& m) {
                           {"width", l.spec.width},
                           {"peak_GBps", l.figures.peak_GBps},
                           {"model_GBps", l.figures.model_GBps}});
+  }
+  for (const auto& [pair, access] : m.pair_access) {
+    j["peer_access"].push_back({{"between", {m.vertex_id(pair.first), m.vertex_id(pair.second)}}, {"p2p", peer_access_json(access)}});
   }
   if (m.network) {
     j["network"] = {{"type", name_of(m.network->port.type)}, {"gen", m.network->port.generation},

@@ -15,20 +15,40 @@ namespace {
 struct Candidate {
   std::vector<int> order;
   double bw = 0;
-  int bottleneck = -1;
+  int bottleneck = -1;       // link, or -1
+  int bottleneck_host = -1;  // the CPU whose memory bounds the ring, or -1
 };
+
+// What the memory of each CPU can carry for rings through host memory (index: device), written
+// and read once per byte that bounces there; unbounded where the file gives no "mem_bw_GBps".
+using HostCapacities = std::vector<double>;
+
+HostCapacities host_capacities(const Machine& m) {
+  HostCapacities c(m.devices.size(), std::numeric_limits<double>::infinity());
+  for (int cpu : m.cpus()) {
+    if (m.devices[static_cast<std::size_t>(cpu)].mem_bw_GBps > 0) c[static_cast<std::size_t>(cpu)] = m.devices[static_cast<std::size_t>(cpu)].mem_bw_GBps;
+  }
+  return c;
+}
+
+// Bytes of host-memory traffic per byte a ring edge through host memory carries: the sender's
+// write into the bounce buffer and the receiver's read out of it.
+constexpr int kHostPasses = 2;
 
 // The bandwidth of a ring given the pair routes on the current capacities: each directed link
 // splits its capacity between the ring edges crossing it.
 Candidate evaluate(const std::vector<int>& order, const std::vector<std::vector<Route>>& routes,
-                   const std::vector<int>& index_of, const Capacities& cap, std::vector<int>& load) {
+                   const std::vector<int>& index_of, const Capacities& cap, const HostCapacities& host_cap,
+                   std::vector<int>& load, std::vector<int>& host_load) {
   std::fill(load.begin(), load.end(), 0);
-  Candidate c{order, std::numeric_limits<double>::infinity(), -1};
+  std::fill(host_load.begin(), host_load.end(), 0);
+  Candidate c{order, std::numeric_limits<double>::infinity(), -1, -1};
   const std::size_t n = order.size();
   for (std::size_t i = 0; i < n; ++i) {
     const Route& r = routes[index_of[order[i]]][index_of[order[(i + 1) % n]]];
-    if (r.links.empty()) return {order, 0, -1};
+    if (r.links.empty()) return {order, 0, -1, -1};
     for (std::size_t h = 0; h < r.links.size(); ++h) ++load[2 * r.links[h] + (r.forward[h] ? 0 : 1)];
+    if (r.through_host) host_load[static_cast<std::size_t>(r.host)] += kHostPasses;
   }
   for (std::size_t d = 0; d < load.size(); ++d) {
     if (load[d] == 0) continue;
@@ -40,18 +60,27 @@ Candidate evaluate(const std::vector<int>& order, const std::vector<std::vector<
       c.bottleneck = static_cast<int>(d / 2);
     }
   }
+  for (std::size_t v = 0; v < host_load.size(); ++v) {
+    if (host_load[v] == 0) continue;
+    const double share = host_cap[v] / host_load[v];
+    if (share < c.bw - 1e-9) {
+      c.bw = share;
+      c.bottleneck = -1;
+      c.bottleneck_host = static_cast<int>(v);
+    }
+  }
   return c;
 }
 
 Candidate search(const std::vector<int>& gpus, const std::vector<std::vector<Route>>& routes,
-                 const std::vector<int>& index_of, const Capacities& cap) {
-  std::vector<int> load(cap.size());
+                 const std::vector<int>& index_of, const Capacities& cap, const HostCapacities& host_cap) {
+  std::vector<int> load(cap.size()), host_load(host_cap.size());
   Candidate best;
   if (gpus.size() <= 9) {
     std::vector<int> order = gpus;
     std::sort(order.begin() + 1, order.end());
     do {
-      Candidate c = evaluate(order, routes, index_of, cap, load);
+      Candidate c = evaluate(order, routes, index_of, cap, host_cap, load, host_load);
       if (c.bw > best.bw + 1e-9) best = c;
     } while (std::next_permutation(order.begin() + 1, order.end()));
     return best;
@@ -81,7 +110,7 @@ Candidate search(const std::vector<int>& gpus, const std::vector<std::vector<Rou
     }
     std::vector<int> order(n);
     for (std::size_t k = 0; k < n; ++k) order[k] = gpus[at[k]];
-    Candidate c = evaluate(order, routes, index_of, cap, load);
+    Candidate c = evaluate(order, routes, index_of, cap, host_cap, load, host_load);
     if (c.bw > best.bw + 1e-9) best = c;
   }
   return best;
@@ -92,6 +121,7 @@ Candidate search(const std::vector<int>& gpus, const std::vector<std::vector<Rou
 RingPlan plan_on(const Machine& m, const std::vector<int>& gpus, P2P p2p, int max_channels, Capacities cap,
                  bool fabric_only_from_start) {
   RingPlan plan;
+  HostCapacities host_cap = host_capacities(m);
   std::vector<int> index_of(m.vertex_count(), -1);
   for (std::size_t i = 0; i < gpus.size(); ++i) index_of[gpus[i]] = static_cast<int>(i);
   double first_bw = 0;
@@ -103,19 +133,21 @@ RingPlan plan_on(const Machine& m, const std::vector<int>& gpus, P2P p2p, int ma
         if (i != j) routes[i][j] = finder.route(gpus[i], gpus[j]);
       }
     }
-    const Candidate best = search(gpus, routes, index_of, cap);
+    const Candidate best = search(gpus, routes, index_of, cap, host_cap);
     if (best.bw <= 1e-9 || (ch > 0 && best.bw < 0.5 * first_bw - 1e-9)) break;
     if (ch == 0) first_bw = best.bw;
     RingChannel c;
     c.order = best.order;
     c.bw_GBps = best.bw;
     c.bottleneck_link = best.bottleneck;
+    c.bottleneck_host = best.bottleneck_host;
     for (std::size_t i = 0; i < best.order.size(); ++i) {
       const Route& r = routes[index_of[best.order[i]]][index_of[best.order[(i + 1) % best.order.size()]]];
       c.edges.push_back(r);
       for (std::size_t h = 0; h < r.links.size(); ++h) {
         cap[2 * r.links[h] + (r.forward[h] ? 0 : 1)] -= best.bw;
       }
+      if (r.through_host) host_cap[static_cast<std::size_t>(r.host)] = std::max(0.0, host_cap[static_cast<std::size_t>(r.host)] - kHostPasses * best.bw);
       for (int p = 0; p < 3; ++p) plan.hop_latency_us[p] = std::max(plan.hop_latency_us[p], r.latency_us[p]);
       plan.through_host = plan.through_host || r.through_host;
     }
@@ -133,7 +165,10 @@ RingPlan plan_on(const Machine& m, const std::vector<int>& gpus, P2P p2p, int ma
       }
     }
     plan.bw_GBps += c.bw_GBps;
-    if (ch == 0) plan.bottleneck_link = c.bottleneck_link;
+    if (ch == 0) {
+      plan.bottleneck_link = c.bottleneck_link;
+      plan.bottleneck_host = c.bottleneck_host;
+    }
     plan.channels.push_back(std::move(c));
   }
   return plan;
@@ -166,6 +201,20 @@ std::string describe_bottleneck(const Machine& m, const RingPlan& plan) {
   char total[64];
   std::snprintf(total, sizeof total, "%zu ring channel%s, %.4g GB/s per direction in all", plan.channels.size(),
                 plan.channels.size() == 1 ? "" : "s", plan.bw_GBps);
+  if (plan.bottleneck_host >= 0) {
+    // Host memory, not a link, bounds the ring: every transfer through it is written and read.
+    const RingChannel& first = plan.channels.front();
+    int hops = 0;
+    for (const Route& e : first.edges) hops += e.through_host && e.host == plan.bottleneck_host ? 1 : 0;
+    char words[320];
+    std::snprintf(words, sizeof words,
+                  "the ring goes through %s's memory (%.4g GB/s, each byte written and read once: %d of the ring's "
+                  "transfers share it, %.4g GB/s each); %zu ring channel%s, %.4g GB/s per direction in all",
+                  m.vertex_id(plan.bottleneck_host).c_str(), m.devices[static_cast<std::size_t>(plan.bottleneck_host)].mem_bw_GBps,
+                  hops, first.bw_GBps, plan.channels.size(), plan.channels.size() == 1 ? "" : "s",
+                  plan.bw_GBps);
+    return words;
+  }
   std::string words = "the ring crosses " + describe_link(m, plan.bottleneck_link);
   // How many of the first channel's transfers share that link in its busier direction: the
   // reason a channel gets a fraction of the link's figure.
@@ -186,7 +235,9 @@ std::string describe_bottleneck(const Machine& m, const RingPlan& plan) {
   if (plan.through_host) {
     // Why through host memory: P2P off for the job, or a GPU that has no peer-to-peer access.
     bool lacks_p2p = false;
-    for (int g : first.order) lacks_p2p = lacks_p2p || !m.devices[static_cast<std::size_t>(g)].p2p;
+    for (const Route& e : first.edges) {
+      lacks_p2p = lacks_p2p || (e.through_host && m.peer_access(e.from, e.to) != PeerAccess::all);
+    }
     words += lacks_p2p ? " (through host memory: these GPUs have no peer-to-peer access)" : " (through host memory: P2P off)";
   }
   return words + "; " + total;

@@ -1,6 +1,8 @@
 // Rings over a set of GPUs, the way NCCL builds its channels: search the GPU order whose ring has
 // the largest bottleneck bandwidth (links shared by several ring edges split their bandwidth),
-// take that ring as one channel, subtract what it uses from every link, and search again on what
+// (rings through host memory also share the memory of the CPU they bounce through: each byte is
+// written there and read back, so a CPU of mem_bw_GBps carries mem_bw_GBps / 2 of their transfers
+// in all), take that ring as one channel, subtract what it uses from every link, and search again on what
 // is left. Channels stop when the next ring would be slower than half the first one. With P2P on,
 // rings are searched over NVLink/xGMI alone first, and over every link only when those cannot close
 // a ring; when the first ring runs over NVLink/xGMI only, later ones may not use PCIe or the host
@@ -23,6 +25,7 @@ struct RingChannel {
   std::vector<Route> edges;   // order[i] -> order[i+1]
   double bw_GBps = 0;         // per direction, after sharing
   int bottleneck_link = -1;
+  int bottleneck_host = -1;   // the CPU whose memory bounds the channel (bottleneck_link then -1)
 };
 
 struct RingPlan {
@@ -30,6 +33,7 @@ struct RingPlan {
   double bw_GBps = 0;                  // sum over channels: each GPU sends this much per second
   std::array<double, 3> hop_latency_us{};  // per Protocol: slowest link class any ring crosses
   int bottleneck_link = -1;            // of the first channel
+  int bottleneck_host = -1;            // of the first channel: a CPU's memory instead of a link
   bool through_host = false;
 };
 

@@ -154,13 +154,14 @@ Route RouteFinder::route(int from, int to) const {
     return r;
   }
   Route best;
-  // A GPU without peer-to-peer access reaches other GPUs through host memory, as P2P off does.
-  const auto no_p2p = [&](int v) { return m_.is_kind(v, DeviceKind::gpu) && !m_.devices[static_cast<std::size_t>(v)].p2p; };
-  const bool direct = p2p_ == P2P::on && !(m_.is_kind(from, DeviceKind::gpu) && m_.is_kind(to, DeviceKind::gpu) &&
-                                           (no_p2p(from) || no_p2p(to)));
-  if (direct) {
-    best = extract(search(from, Filter::all, false), from, to, false);
-  } else {
+  // Two GPUs without peer access reach each other through host memory, as P2P off does; with
+  // access over NVLink/xGMI only, through host memory where no such route exists.
+  const bool gpus = m_.is_kind(from, DeviceKind::gpu) && m_.is_kind(to, DeviceKind::gpu);
+  const PeerAccess access = p2p_ == P2P::off ? PeerAccess::none : gpus ? m_.peer_access(from, to) : PeerAccess::all;
+  if (access != PeerAccess::none) {
+    best = extract(search(from, access == PeerAccess::all ? Filter::all : Filter::fabric, false), from, to, false);
+  }
+  if (best.links.empty() && access != PeerAccess::all) {
     // Through the host memory of one CPU socket: pick the socket giving the widest route.
     for (int cpu : m_.cpus()) {
       Route a = extract(search(from, Filter::no_fabric, false), from, cpu, false);

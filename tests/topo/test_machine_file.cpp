@@ -120,7 +120,7 @@ TEST(MachineFile, AGpuWithoutPeerToPeerGoesThroughHostMemory) {
   EXPECT_FALSE(RouteFinder(both, P2P::on).route(1, 2).through_host);
   doc["devices"][2]["p2p"] = false;
   const Machine one = parse_machine(doc, "pair.json");
-  EXPECT_FALSE(one.devices[2].p2p);
+  EXPECT_EQ(one.devices[2].p2p, PeerAccess::none);
   const Route r = RouteFinder(one, P2P::on).route(one.find_vertex("gpu0"), one.find_vertex("gpu1"));
   EXPECT_TRUE(r.through_host);
   for (int l : r.links) EXPECT_NE(one.links[l].spec.type, LinkType::nvlink);
@@ -130,11 +130,70 @@ TEST(MachineFile, AGpuWithoutPeerToPeerGoesThroughHostMemory) {
   auto text = small_machine();
   text["devices"][1]["p2p"] = "no";
   const std::string e1 = error_of(text);
-  EXPECT_NE(e1.find("bad.json: devices[1] (gpu0): \"p2p\" must be true or false"), std::string::npos) << e1;
+  EXPECT_NE(e1.find("bad.json: devices[1] (gpu0): \"p2p\" must be true, false or \"nvlink\""), std::string::npos) << e1;
   auto cpu = small_machine();
   cpu["devices"][0]["p2p"] = false;
   const std::string e2 = error_of(cpu);
   EXPECT_NE(e2.find("devices[0] (cpu0): \"p2p\" is for GPUs"), std::string::npos) << e2;
+}
+
+// Peer access per pair ("peer_access") overrides the GPUs' own; "nvlink" keeps a bridged pair on
+// its bridge and sends PCIe transfers through host memory.
+TEST(MachineFile, PeerAccessPerPairAndOverNvlinkOnly) {
+  // Three GPUs under one switch: gpu0-gpu1 bridged by NVLink, gpu2 on PCIe only.
+  auto doc = small_machine();
+  doc["devices"].push_back({{"id", "gpu2"}, {"kind", "gpu"}, {"arch", "ampere"}});
+  doc["links"].push_back({{"between", {"gpu2", "sw0"}}, {"type", "pcie"}, {"gen", "3"}, {"width", 16}});
+  const Machine plain = parse_machine(doc, "three.json");
+  const int g0 = plain.find_vertex("gpu0"), g1 = plain.find_vertex("gpu1"), g2 = plain.find_vertex("gpu2");
+  EXPECT_FALSE(RouteFinder(plain, P2P::on).route(g0, g2).through_host);
+
+  // GeForce-like: P2P over the bridge only. The bridged pair keeps NVLink, the others bounce.
+  auto bridged = doc;
+  for (int d : {1, 2, 3}) bridged["devices"][d]["p2p"] = "nvlink";
+  const Machine b = parse_machine(bridged, "three.json");
+  const RouteFinder br(b, P2P::on);
+  const Route pair = br.route(g0, g1);
+  EXPECT_FALSE(pair.through_host);
+  ASSERT_EQ(pair.links.size(), 1U);
+  EXPECT_EQ(b.links[static_cast<std::size_t>(pair.links[0])].spec.type, LinkType::nvlink);
+  EXPECT_TRUE(br.route(g0, g2).through_host);
+  EXPECT_EQ(to_json(b)["devices"][1]["p2p"], "nvlink");
+
+  // A pair entry: gpu0-gpu2 without peer access, the rest as the devices say.
+  auto pairs = doc;
+  pairs["peer_access"] = nlohmann::json::array({{{"between", {"gpu2", "gpu0"}}, {"p2p", false}}});
+  const Machine p = parse_machine(pairs, "three.json");
+  const RouteFinder pr(p, P2P::on);
+  EXPECT_TRUE(pr.route(g0, g2).through_host);
+  EXPECT_TRUE(pr.route(g2, g0).through_host);
+  EXPECT_FALSE(pr.route(g1, g2).through_host);
+  EXPECT_EQ(p.peer_access(g2, g0), PeerAccess::none);
+  EXPECT_EQ(to_json(p)["peer_access"][0]["between"][0], "gpu0");
+  EXPECT_EQ(to_json(p)["peer_access"][0]["p2p"], false);
+
+  const auto error_with = [&](const nlohmann::json& entry) {
+    auto bad = doc;
+    bad["peer_access"] = nlohmann::json::array({entry});
+    return error_of(bad);
+  };
+  const std::string missing = error_with({{"between", {"gpu0", "gpu9"}}, {"p2p", false}});
+  EXPECT_NE(missing.find("bad.json: peer_access[0] (gpu0-gpu9): 'gpu9' is not a GPU of this machine"), std::string::npos)
+      << missing;
+  const std::string cpu = error_with({{"between", {"gpu0", "cpu0"}}, {"p2p", false}});
+  EXPECT_NE(cpu.find("'cpu0' is not a GPU of this machine"), std::string::npos) << cpu;
+  const std::string twice = error_with({{"between", {"gpu1", "gpu1"}}, {"p2p", false}});
+  EXPECT_NE(twice.find("names 'gpu1' twice"), std::string::npos) << twice;
+  const std::string no_link = error_with({{"between", {"gpu0", "gpu2"}}, {"p2p", "nvlink"}});
+  EXPECT_NE(no_link.find("peer_access[0] (gpu0-gpu2): \"p2p\" is \"nvlink\" but no NVLink/xGMI joins these GPUs"),
+            std::string::npos)
+      << no_link;
+  const std::string shape = error_with({{"between", {"gpu0"}}, {"p2p", false}});
+  EXPECT_NE(shape.find("peer_access[0]: needs \"between\""), std::string::npos) << shape;
+  auto dup = doc;
+  dup["peer_access"] = nlohmann::json::array(
+      {{{"between", {"gpu0", "gpu2"}}, {"p2p", false}}, {{"between", {"gpu2", "gpu0"}}, {"p2p", true}}});
+  EXPECT_NE(error_of(dup).find("peer_access[1] (gpu2-gpu0): the pair is listed twice"), std::string::npos) << error_of(dup);
 }
 
 // Each field out of its range (docs/machine-format.md) is refused naming the file, the entry and

@@ -186,5 +186,31 @@ TEST(Routes, RingsStayOnNvlinkWhenAWiderPcieRouteExists) {
   EXPECT_NEAR(plan.bw_GBps, 4 * model_of(LinkType::nvlink, "4", 2), 1e-6);
 }
 
+// Through host memory every byte is written into the CPU's memory and read back out. Two GPUs
+// without peer access on a desktop socket of 40 GB/s: the ring's two transfers each way share
+// it, 40 / (2 transfers x 2 passes) = 10 GB/s, below the PCIe Gen4 legs (24); the words name the
+// memory. Without a memory figure the links alone decide.
+TEST(Routes, RingsThroughHostMemoryShareTheCpusMemory) {
+  nlohmann::json doc = {{"format", "scalelab-machine/2"}, {"name", "desktop-2gpu"}};
+  doc["devices"] = {{{"id", "cpu0"}, {"kind", "cpu"}, {"generation", "milan"}, {"mem_bw_GBps", 40}}};
+  doc["links"] = nlohmann::json::array();
+  for (int g = 0; g < 2; ++g) {
+    const std::string id = "gpu" + std::to_string(g);
+    doc["devices"].push_back({{"id", id}, {"kind", "gpu"}, {"arch", "ada"}, {"p2p", false}});
+    doc["links"].push_back({{"between", {id, "cpu0"}}, {"type", "pcie"}, {"gen", "4"}, {"width", 16}});
+  }
+  const Machine m = parse_machine(doc, "desktop.json");
+  const RingPlan plan = plan_rings(m, m.gpus(), P2P::on);
+  EXPECT_NEAR(plan.bw_GBps, 40.0 / 4, 1e-9);
+  EXPECT_EQ(plan.bottleneck_host, m.find_vertex("cpu0"));
+  const std::string words = describe_bottleneck(m, plan);
+  EXPECT_NE(words.find("through cpu0's memory (40 GB/s"), std::string::npos) << words;
+  EXPECT_NE(words.find("2 of the ring's transfers share it"), std::string::npos) << words;
+
+  doc["devices"][0].erase("mem_bw_GBps");
+  const Machine unknown = parse_machine(doc, "desktop.json");
+  EXPECT_NEAR(plan_rings(unknown, unknown.gpus(), P2P::on).bw_GBps, model_of(LinkType::pcie, "4"), 1e-9);
+}
+
 }  // namespace
 }  // namespace scalelab::topo
