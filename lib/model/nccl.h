@@ -5,7 +5,9 @@
 //              (ring allreduce: 2(p-1) steps, of which 2(nodes-1) cross the network)
 //   busbw    = the ring channels' bandwidth (topo/ring.h) within a node, capped by the NICs
 //              across nodes; LL: min(0.5 x busbw, llMaxBw); LL128: min(0.92 x busbw,
-//              channels x perChMaxLL128Bw); NVLS: port bandwidth x 0.85 (Hopper) x (ch-1)/ch.
+//              channels x perChMaxLL128Bw); NVLS: per switch channel the port's share x 0.85
+//              (Hopper) x (ch-1)/ch x 2; across nodes NCCL's Tree and NVLS-Tree, whose busbw can
+//              exceed the NICs' (each node sends and receives the buffer once, not 2(p-1)/p times).
 // The machine's topology supplies everything else; docs/cost-model.md derives each term.
 #pragma once
 #include <optional>
@@ -19,7 +21,7 @@
 
 namespace scalelab::model {
 
-enum class NcclAlgo { ring, tree, nvls };
+enum class NcclAlgo { ring, tree, nvls, nvls_tree };
 [[nodiscard]] std::string_view name_of(NcclAlgo a);
 
 // nccl-tests' bus-bandwidth factor (collectives::busbw_factor), taken as 1 below two ranks so
@@ -46,6 +48,9 @@ struct GpuFabric {
   double inter_GBps = 0;  // across nodes: NICs per node x NIC bandwidth (0 for one node)
   std::array<double, 3> intra_lat_us{};
   std::array<double, 3> inter_lat_us{};
+  int net_channels = 0;   // across nodes: NCCL's channels through the NICs (NIC ports, at most one per GPU)
+  bool intra_nvlink = false;  // the rings inside a node run over NVLink/xGMI only (latency rows)
+  bool amd_host = false;  // the CPUs are AMD's (NCCL's network overhead and llMaxBw rows)
   topo::GpuArch arch = topo::GpuArch::volta;  // the first selected GPU's
   bool nvswitch = false;  // GPUs joined through NVSwitches
   double nvls_port_GBps = 0;  // per-GPU NVLink bandwidth into the switches (NVLS)
@@ -57,7 +62,7 @@ struct GpuFabric {
 [[nodiscard]] GpuFabric build_fabric(const topo::Machine& m, const topo::GpuSelection& sel, topo::P2P p2p);
 
 // One algorithm and protocol; `available` false where NCCL would not run it (NVLS off Hopper
-// NVSwitch machines, LL/LL128 with NVLS).
+// NVSwitch machines or across nodes, NVLS-Tree and Tree on one node, LL/LL128 with either NVLS).
 [[nodiscard]] NcclEstimate nccl_estimate(const GpuFabric& f, collectives::Collective c, NcclAlgo a, topo::Protocol p,
                                          double bytes);
 // The fastest available (algorithm, protocol), optionally restricted.

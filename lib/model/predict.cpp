@@ -97,7 +97,7 @@ double Predictor::gpu_time(Collective c, const std::string& a, std::optional<top
   std::optional<NcclAlgo> na;
   const collectives::AlgorithmDescriptor* d = a == "nvls" ? nullptr : &collectives::find_algorithm(c, a);
   if (d == nullptr) {
-    na = NcclAlgo::nvls;
+    na = f.nodes > 1 ? NcclAlgo::nvls_tree : NcclAlgo::nvls;
   } else if (d->nccl == collectives::NcclAnalogue::ring) {
     na = NcclAlgo::ring;
   } else if (d->nccl == collectives::NcclAnalogue::tree && f.nodes > 1) {

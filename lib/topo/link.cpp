@@ -108,6 +108,7 @@ std::string generations_of(LinkType t) {
 bool is_cpu_interconnect(LinkType t) { return t == LinkType::qpi || t == LinkType::upi || t == LinkType::amd_fabric; }
 bool is_gpu_fabric(LinkType t) { return t == LinkType::nvlink || t == LinkType::xgmi; }
 bool is_network(LinkType t) { return t == LinkType::infiniband || t == LinkType::ethernet; }
+bool is_amd_cpu_generation(std::string_view generation) { return table(LinkType::amd_fabric).count(lower(generation)) != 0; }
 
 std::optional<LinkFigures> figures_of(const LinkSpec& spec) {
   const auto& rows = table(spec.type);

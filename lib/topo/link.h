@@ -61,5 +61,8 @@ struct LinkFigures {
 // Is this a GPU-to-GPU fabric link (NVLink, xGMI)?
 [[nodiscard]] bool is_gpu_fabric(LinkType t);
 [[nodiscard]] bool is_network(LinkType t);
+// Is a CPU of this generation ("rome", "skylake") an AMD one? (NCCL's tuner picks some figures
+// by the CPU's vendor.)
+[[nodiscard]] bool is_amd_cpu_generation(std::string_view generation);
 
 }  // namespace scalelab::topo

@@ -57,6 +57,10 @@ struct Link {
 struct Network {
   LinkSpec port;              // InfiniBand HDR, one port per NIC unless count says more
   std::string topology = "fat-tree";
+  // The share of the NIC figure (link.h's model_GBps) the network transport reaches: 1 for
+  // InfiniBand RDMA (NCCL's own figure); below 1 where a measured RoCE or TCP-based transport
+  // (GPUDirect-TCPX, sockets) falls short of it. The file's "efficiency".
+  double efficiency = 1.0;
 };
 
 // The most nodes a machine may have (a machine file's "nodes", simulate --nodes): the largest

@@ -33,6 +33,7 @@ constexpr double kMaxMemoryGiB = 1e6;
 constexpr int kMaxCores = 100'000;
 constexpr int kMaxLinkCount = 64;         // links or ports bundled in one entry
 constexpr int kMaxLinkWidth = 32;         // PCIe lanes
+constexpr double kMinNetworkEfficiency = 0.01;  // a network's "efficiency": below 1% is a mistake
 
 // Collects the context every error names: the file and the entry.
 struct Ctx {
@@ -346,6 +347,14 @@ Machine parse_machine(const json& doc, const std::string& origin) {
     if (!is_network(n.port.type)) c.fail("network", "type must be infiniband or ethernet");
     n.topology = get_string(c, j, "network", "topology", false);
     if (n.topology.empty()) n.topology = "fat-tree";
+    if (j.contains("efficiency")) {
+      const json& v = j["efficiency"];
+      if (!v.is_number() || !(v.get<double>() >= kMinNetworkEfficiency && v.get<double>() <= 1.0)) {
+        c.fail("network", "\"efficiency\" is " + v.dump() + "; give the share of the NIC's figure the transport reaches, "
+                          "from 0.01 to 1 (1: InfiniBand RDMA, NCCL's own figure)");
+      }
+      n.efficiency = v.get<double>();
+    }
     m.network = n;
     if (m.nics().empty()) c.fail("network", "a network needs at least one NIC device (kind \"nic\") in the node");
   } else if (m.nodes > 1) {
@@ -409,7 +418,8 @@ json to_json(const Machine& m) {
   }
   if (m.network) {
     j["network"] = {{"type", name_of(m.network->port.type)}, {"gen", m.network->port.generation},
-                    {"count", m.network->port.count}, {"topology", m.network->topology}};
+                    {"count", m.network->port.count}, {"topology", m.network->topology},
+                    {"efficiency", m.network->efficiency}};
   }
   return j;
 }

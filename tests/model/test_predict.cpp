@@ -125,11 +125,71 @@ TEST(NcclModel, P2POffIsSlowerOnDgx1) {
 TEST(NcclModel, AcrossNodesTheNicsBound) {
   const auto m = topo::resolve_machine("superpod-a100");
   const Predictor pr(m, topo::select_gpus(m, "64"), topo::P2P::on);
-  const auto x = pr.predict(Collective::allreduce, "ring", topo::Protocol::simple, 8e9);
+  const auto x = pr.predict(Collective::allreduce, "ring", topo::Protocol::simple, 1e12);
   // 8 HDR NICs per node at NCCL's 24 GB/s each, below the 240 GB/s NVSwitch ring.
   const double nics = 8 * 24.0;
   EXPECT_NEAR(x.busbw_GBps, nics, nics * 0.01);
   EXPECT_NE(pr.bottleneck().find("network"), std::string::npos);
+}
+
+// NVLS on one node, from NCCL's NVLS graph: one channel per GPU (a head), each given
+// port / (heads + 1) of a GPU's NVLinks (a head moves its share twice), times nvlsEfficiency x
+// (ch - 1)/ch x 2; nccl-tests' busbw is that sum. DGX H100: 18 NVLink 4 x 20.6 = 370.8 GB/s.
+TEST(NcclModel, NvlsPerHeadChannelOnOneNode) {
+  const auto h = topo::resolve_machine("dgx-h100");
+  const Predictor ph(h, topo::select_gpus(h, "8"), topo::P2P::on);
+  const double port = nvlink_model("4", 18), heads = 8;
+  const double expected = heads * port / (heads + 1) * 0.85 * (heads - 1) / heads * 2;
+  const auto nvls = ph.predict(Collective::allreduce, "nvls", std::nullopt, 8e9);
+  EXPECT_NEAR(nvls.busbw_GBps, expected * (8e9 / (expected / 1.75 * 1e9)) / (25e-6 + 8e9 / (expected / 1.75 * 1e9)),
+              expected * 1e-3);
+  EXPECT_EQ(nvls.detail, "NCCL nvls, Simple");
+}
+
+// Across nodes NCCL's NVLS-Tree and Tree move the buffer across the network once each way per
+// node, not 2(n-1)/n times as the ring, so their busbw may exceed the NICs' sum. Two DGX H100
+// nodes (8 NDR NICs at 48): NVLS-Tree's channel is capped at perChMaxNVLSTreeBw, 57.7 GB/s on two
+// nodes and 45.5 on more; on four nodes the ring (8 x 48 = 384) wins at 8 GB, NVLS-Tree (lower
+// latency) at 128 MB. Tree alone is capped at perChMaxTreeBw.
+TEST(NcclModel, AcrossNodesNvlsTreeAndTreeCanPassTheNicsSum) {
+  const auto m = topo::resolve_machine("cluster-h100");
+  const Predictor two(m, topo::select_gpus(m, "16"), topo::P2P::on);
+  const auto best = two.predict(Collective::allreduce, "auto", std::nullopt, 8e9);
+  EXPECT_EQ(best.detail, "NCCL nvls_tree, Simple");
+  const double nvls_tree = 8 * 57.7;
+  EXPECT_NEAR(best.busbw_GBps, nvls_tree, nvls_tree * 0.01);
+  EXPECT_GT(best.busbw_GBps, 8 * 48.0);
+  // "nvls" across nodes means NVLS-Tree.
+  EXPECT_EQ(two.predict(Collective::allreduce, "nvls", std::nullopt, 8e9).detail, "NCCL nvls_tree, Simple");
+  const auto tree = two.predict(Collective::allreduce, "tree_pipelined", topo::Protocol::simple, 8e9);
+  EXPECT_EQ(tree.detail, "NCCL tree, Simple");
+  // Tree: min(0.92 x 8 channels x min(NVLink share, 2 x 48), 8 x 41.4), algbw half of it.
+  const double tree_bw = std::min(0.92 * 8 * std::min(nvlink_model("4", 18) / 8, 2 * 48.0), 8 * 41.4);
+  EXPECT_NEAR(tree.algbw_GBps, 0.5 * tree_bw, 0.5 * tree_bw * 0.01);
+
+  const Predictor four(m, topo::select_gpus(m, "32"), topo::P2P::on);
+  EXPECT_EQ(four.predict(Collective::allreduce, "auto", std::nullopt, 8e9).detail, "NCCL ring, Simple");
+  EXPECT_EQ(four.predict(Collective::allreduce, "auto", std::nullopt, 128e6).detail, "NCCL nvls_tree, Simple");
+  EXPECT_NEAR(four.predict(Collective::allreduce, "nvls", std::nullopt, 1e12).busbw_GBps, 8 * 45.5, 8 * 45.5 * 0.01);
+
+  // One node: NVLS, not NVLS-Tree (and a tree is the textbook one, below).
+  const Predictor one(m, topo::select_gpus(m, "8"), topo::P2P::on);
+  EXPECT_EQ(one.predict(Collective::allreduce, "tree_pipelined", std::nullopt, 8e9).detail.rfind("textbook", 0), 0U);
+  EXPECT_EQ(one.predict(Collective::allreduce, "nvls", std::nullopt, 8e9).detail, "NCCL nvls, Simple");
+}
+
+// A network's "efficiency" scales what its NICs carry: a transport at half the NIC figure halves
+// the ring's bound across nodes, and the bottleneck says so.
+TEST(NcclModel, NetworkEfficiencyScalesTheNics) {
+  auto m = topo::resolve_machine("superpod-a100");
+  const Predictor full(m, topo::select_gpus(m, "16"), topo::P2P::on);
+  m.network->efficiency = 0.5;
+  const Predictor half(m, topo::select_gpus(m, "16"), topo::P2P::on);
+  const auto ring = [](const Predictor& p) {
+    return p.predict(Collective::allreduce, "ring", topo::Protocol::simple, 1e12).busbw_GBps;
+  };
+  EXPECT_NEAR(ring(half), 0.5 * ring(full), ring(full) * 0.01);
+  EXPECT_NE(half.bottleneck().find("at 50% of their figure"), std::string::npos) << half.bottleneck();
 }
 
 TEST(NcclModel, AutoPicksTheFastest) {

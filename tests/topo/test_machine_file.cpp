@@ -196,6 +196,26 @@ TEST(MachineFile, PeerAccessPerPairAndOverNvlinkOnly) {
   EXPECT_NE(error_of(dup).find("peer_access[1] (gpu2-gpu0): the pair is listed twice"), std::string::npos) << error_of(dup);
 }
 
+// A network's "efficiency" (the share of the NIC figure its transport reaches) is a number in
+// [0.01, 1]; it defaults to 1 and is written back.
+TEST(MachineFile, NetworkEfficiency) {
+  auto doc = small_machine();
+  doc["devices"].push_back({{"id", "nic0"}, {"kind", "nic"}});
+  doc["links"].push_back({{"between", {"nic0", "sw0"}}, {"type", "pcie"}, {"gen", "3"}, {"width", 16}});
+  doc["nodes"] = 2;
+  doc["network"] = {{"type", "ethernet"}, {"gen", "100g"}};
+  EXPECT_DOUBLE_EQ(parse_machine(doc, "net.json").network->efficiency, 1.0);
+  doc["network"]["efficiency"] = 0.6;
+  const Machine m = parse_machine(doc, "net.json");
+  EXPECT_DOUBLE_EQ(m.network->efficiency, 0.6);
+  EXPECT_DOUBLE_EQ(to_json(m)["network"]["efficiency"].get<double>(), 0.6);
+  for (const nlohmann::json& bad : {nlohmann::json(1.5), nlohmann::json(0), nlohmann::json("high")}) {
+    doc["network"]["efficiency"] = bad;
+    const std::string msg = error_of(doc);
+    EXPECT_NE(msg.find("bad.json: network: \"efficiency\" is " + bad.dump() + "; give the share"), std::string::npos) << msg;
+  }
+}
+
 // Each field out of its range (docs/machine-format.md) is refused naming the file, the entry and
 // the field; so are a missing or foreign format and an id that links could not name.
 TEST(MachineFile, FieldsOutOfRangeAreNamed) {
