@@ -51,6 +51,11 @@ struct Link {
   int b = -1;
   LinkSpec spec;
   LinkFigures figures;
+  // PCIe links to a CPU: the PCIe host bridge (root complex) of the socket the link enters, as
+  // `nvidia-smi topo -m` tells them apart (the file's "host_bridge"). Two devices whose route
+  // enters and leaves a CPU through different host bridges are NODE, through one PHB; empty
+  // means the socket's one host bridge.
+  std::string host_bridge;
 };
 
 // The fabric between nodes: every NIC port joins a non-blocking network of this type.

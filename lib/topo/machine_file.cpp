@@ -335,6 +335,14 @@ Machine parse_machine(const json& doc, const std::string& origin) {
     if (l.a == l.b) c.fail(entry, "joins '" + a + "' to itself");
     l.spec = parse_spec(c, j, entry);
     l.figures = *figures_of(l.spec);
+    if (j.contains("host_bridge")) {
+      l.host_bridge = get_string(c, j, entry, "host_bridge", true);
+      const bool to_cpu = m.is_kind(l.a, DeviceKind::cpu) || m.is_kind(l.b, DeviceKind::cpu);
+      if (l.spec.type != LinkType::pcie || !to_cpu || l.host_bridge.empty()) {
+        c.fail(entry, "\"host_bridge\" names the PCIe host bridge a PCIe link enters its CPU through; give a "
+                      "non-empty name on a PCIe link to a CPU, or remove it");
+      }
+    }
     m.links.push_back(l);
   }
   if (m.gpus().empty() && m.cpus().empty()) c.fail("devices", "no GPU and no CPU; a machine needs at least one");
@@ -412,6 +420,7 @@ json to_json(const Machine& m) {
                           {"width", l.spec.width},
                           {"peak_GBps", l.figures.peak_GBps},
                           {"model_GBps", l.figures.model_GBps}});
+    if (!l.host_bridge.empty()) j["links"].back()["host_bridge"] = l.host_bridge;
   }
   for (const auto& [pair, access] : m.pair_access) {
     j["peer_access"].push_back({{"between", {m.vertex_id(pair.first), m.vertex_id(pair.second)}}, {"p2p", peer_access_json(access)}});

@@ -250,7 +250,16 @@ PairClass RouteFinder::classify(int a, int b) const {
     else if (!m_.is_device(p.vertices[i])) ++switches;
   }
   if (p.links.empty() || socket_link) return {PathClass::sys, "SYS"};
-  if (cpus > 0) return {PathClass::phb, "PHB"};
+  if (cpus > 0) {
+    // Through one CPU: NODE where the route enters and leaves it through different host bridges.
+    for (std::size_t i = 1; i + 1 < p.vertices.size(); ++i) {
+      if (!m_.is_kind(p.vertices[i], DeviceKind::cpu)) continue;
+      const std::string& in = m_.links[static_cast<std::size_t>(p.links[i - 1])].host_bridge;
+      const std::string& out = m_.links[static_cast<std::size_t>(p.links[i])].host_bridge;
+      if (in != out) return {PathClass::node, "NODE"};
+    }
+    return {PathClass::phb, "PHB"};
+  }
   if (switches > 1) return {PathClass::pxb, "PXB"};
   return {PathClass::pix, "PIX"};
 }

@@ -196,6 +196,38 @@ TEST(MachineFile, PeerAccessPerPairAndOverNvlinkOnly) {
   EXPECT_NE(error_of(dup).find("peer_access[1] (gpu2-gpu0): the pair is listed twice"), std::string::npos) << error_of(dup);
 }
 
+// "host_bridge" on a GPU's PCIe link to its CPU tells PHB (one host bridge) from NODE (two host
+// bridges of one socket), as nvidia-smi topo -m does; only PCIe links to a CPU carry one.
+TEST(MachineFile, HostBridgesTellPhbFromNode) {
+  auto doc = nlohmann::json::parse(R"({
+    "format": "scalelab-machine/2", "name": "rc",
+    "devices": [{"id": "cpu0", "kind": "cpu", "generation": "milan"},
+                {"id": "gpu0", "kind": "gpu", "arch": "ampere"}, {"id": "gpu1", "kind": "gpu", "arch": "ampere"},
+                {"id": "gpu2", "kind": "gpu", "arch": "ampere"}],
+    "links": [{"between": ["gpu0", "cpu0"], "type": "pcie", "gen": "4", "host_bridge": "rc0"},
+              {"between": ["gpu1", "cpu0"], "type": "pcie", "gen": "4", "host_bridge": "rc0"},
+              {"between": ["gpu2", "cpu0"], "type": "pcie", "gen": "4", "host_bridge": "rc1"}]
+  })");
+  const Machine m = parse_machine(doc, "rc.json");
+  const int g0 = m.find_vertex("gpu0"), g1 = m.find_vertex("gpu1"), g2 = m.find_vertex("gpu2");
+  EXPECT_EQ(classify(m, g0, g1).label, "PHB");
+  EXPECT_EQ(classify(m, g0, g2).label, "NODE");
+  EXPECT_EQ(classify(m, g2, g1).cls, PathClass::node);
+  EXPECT_EQ(to_json(m)["links"][2]["host_bridge"], "rc1");
+  auto plain = doc;
+  for (auto& l : plain["links"]) l.erase("host_bridge");
+  const Machine p = parse_machine(plain, "rc.json");
+  EXPECT_EQ(classify(p, g0, g2).label, "PHB");
+
+  auto bad = small_machine();
+  bad["links"][3]["host_bridge"] = "rc0";  // the NVLink between the GPUs
+  const std::string msg = error_of(bad);
+  EXPECT_NE(msg.find("bad.json: links[3] (gpu0-gpu1): \"host_bridge\" names the PCIe host bridge"), std::string::npos) << msg;
+  auto to_switch = small_machine();
+  to_switch["links"][0]["host_bridge"] = "rc0";  // gpu0 to its PCIe switch, not a CPU
+  EXPECT_NE(error_of(to_switch).find("on a PCIe link to a CPU"), std::string::npos);
+}
+
 // A network's "efficiency" (the share of the NIC figure its transport reaches) is a number in
 // [0.01, 1]; it defaults to 1 and is written back.
 TEST(MachineFile, NetworkEfficiency) {
