@@ -121,12 +121,14 @@ Candidate search(const std::vector<int>& gpus, const std::vector<std::vector<Rou
 RingPlan plan_on(const Machine& m, const std::vector<int>& gpus, P2P p2p, int max_channels, Capacities cap,
                  bool fabric_only_from_start) {
   RingPlan plan;
+  plan.p2p_off = p2p == P2P::off;
   HostCapacities host_cap = host_capacities(m);
   std::vector<int> index_of(m.vertex_count(), -1);
   for (std::size_t i = 0; i < gpus.size(); ++i) index_of[gpus[i]] = static_cast<int>(i);
   double first_bw = 0;
   for (int ch = 0; ch < max_channels; ++ch) {
-    const RouteFinder finder(m, p2p, ch == 0 && !fabric_only_from_start ? Capacities{} : cap);
+    const RouteFinder finder(m, p2p, ch == 0 && !fabric_only_from_start ? Capacities{} : cap, Transport::nccl,
+                             static_cast<int>(gpus.size()));
     std::vector<std::vector<Route>> routes(gpus.size(), std::vector<Route>(gpus.size()));
     for (std::size_t i = 0; i < gpus.size(); ++i) {
       for (std::size_t j = 0; j < gpus.size(); ++j) {
@@ -238,7 +240,9 @@ std::string describe_bottleneck(const Machine& m, const RingPlan& plan) {
     for (const Route& e : first.edges) {
       lacks_p2p = lacks_p2p || (e.through_host && m.peer_access(e.from, e.to) != PeerAccess::all);
     }
-    words += lacks_p2p ? " (through host memory: these GPUs have no peer-to-peer access)" : " (through host memory: P2P off)";
+    words += plan.p2p_off ? " (through host memory: P2P off)"
+             : lacks_p2p  ? " (through host memory: these GPUs have no peer-to-peer access)"
+                          : " (through host memory: NCCL's shared-memory transport, as GPUs that meet only at a CPU use)";
   }
   return words + "; " + total;
 }

@@ -6,7 +6,9 @@
 // is left. Channels stop when the next ring would be slower than half the first one. With P2P on,
 // rings are searched over NVLink/xGMI alone first, and over every link only when those cannot close
 // a ring; when the first ring runs over NVLink/xGMI only, later ones may not use PCIe or the host
-// (NCCL keeps channels of similar speed and does not mix a PCIe ring into NVLink rings).
+// (NCCL keeps channels of similar speed and does not mix a PCIe ring into NVLink rings). Ring edges
+// between GPUs that meet only at a CPU go through host memory, as NCCL's transports choose
+// (routes.h, Transport::nccl).
 //
 //   RingPlan plan = plan_rings(machine, machine.gpus(), P2P::on);
 //   plan.bw_GBps  -> 120 on DGX-1 (two 2-NVLink rings and two 1-NVLink rings, both directions)
@@ -35,6 +37,7 @@ struct RingPlan {
   int bottleneck_link = -1;            // of the first channel
   int bottleneck_host = -1;            // of the first channel: a CPU's memory instead of a link
   bool through_host = false;
+  bool p2p_off = false;                // planned with P2P off (NCCL_P2P_DISABLE=1)
 };
 
 // Orders of up to 9 GPUs are searched exhaustively; larger sets start from every GPU and extend

@@ -58,8 +58,13 @@ Capacities model_capacities(const Machine& m) {
   return c;
 }
 
-RouteFinder::RouteFinder(const Machine& m, P2P p2p, Capacities cap)
+RouteFinder::RouteFinder(const Machine& m, P2P p2p, Capacities cap, Transport transport, int job_gpus)
     : m_(m), p2p_(p2p), cap_(std::move(cap)), adjacent_(m.vertex_count()) {
+  if (transport == Transport::nccl) {
+    bool amd = false;
+    for (int c : m.cpus()) amd = amd || is_amd_cpu_generation(m.devices[static_cast<std::size_t>(c)].generation);
+    shm_through_cpu_ = !(amd && job_gpus <= 2);
+  }
   for (int li = 0; li < static_cast<int>(m.links.size()); ++li) {
     const Link& l = m.links[li];
     adjacent_[l.a].push_back(li);
@@ -161,7 +166,13 @@ Route RouteFinder::route(int from, int to) const {
   if (access != PeerAccess::none) {
     best = extract(search(from, access == PeerAccess::all ? Filter::all : Filter::fabric, false), from, to, false);
   }
-  if (best.links.empty() && access != PeerAccess::all) {
+  // NCCL moves data between GPUs that meet only at a CPU through host memory (its SHM transport).
+  bool via_host = false;
+  if (gpus && shm_through_cpu_ && !best.links.empty()) {
+    for (std::size_t i = 1; i + 1 < best.vertices.size(); ++i) via_host = via_host || m_.is_kind(best.vertices[i], DeviceKind::cpu);
+    if (via_host) best = Route{};
+  }
+  if (via_host || (best.links.empty() && access != PeerAccess::all)) {
     // Through the host memory of one CPU socket: pick the socket giving the widest route.
     for (int cpu : m_.cpus()) {
       Route a = extract(search(from, Filter::no_fabric, false), from, cpu, false);

@@ -69,9 +69,17 @@ struct PairClass {
 
 // Routes and classes of many pairs of one machine (see the top of this file). The machine must
 // outlive the finder; a finder is not safe to use from several threads at once (it caches).
+//
+// How two GPUs with peer access exchange data: `peer`, over any path (a peer copy,
+// p2pBandwidthLatencyTest); `nccl`, as NCCL's transports do: peer access over NVLink/xGMI and
+// PCIe switches only (NCCL's default P2P level, PXB), through host memory (its SHM transport)
+// where the path crosses a CPU, except on AMD hosts in a job of at most two GPUs (NCCL's level is
+// SYS there: `job_gpus`).
+enum class Transport { peer, nccl };
+
 class RouteFinder {
  public:
-  RouteFinder(const Machine& m, P2P p2p, Capacities cap = {});
+  RouteFinder(const Machine& m, P2P p2p, Capacities cap = {}, Transport transport = Transport::peer, int job_gpus = 0);
   ~RouteFinder();
   RouteFinder(const RouteFinder&) = delete;
   RouteFinder& operator=(const RouteFinder&) = delete;
@@ -94,6 +102,7 @@ class RouteFinder {
   const Machine& m_;
   P2P p2p_;
   Capacities cap_;
+  bool shm_through_cpu_ = false;  // Transport::nccl, and NCCL's P2P level stops short of the CPU
   std::vector<std::vector<int>> adjacent_;  // per vertex, its links in file order
   bool xgmi_ = false;                        // any GPU-fabric link is xGMI
   mutable std::map<std::tuple<int, Filter, bool>, std::unique_ptr<Search>> searches_;

@@ -212,5 +212,39 @@ TEST(Routes, RingsThroughHostMemoryShareTheCpusMemory) {
   EXPECT_NEAR(plan_rings(unknown, unknown.gpus(), P2P::on).bw_GBps, model_of(LinkType::pcie, "4"), 1e-9);
 }
 
+// NCCL's transports: peer access over NVLink and PCIe switches, host memory (SHM) where two GPUs
+// meet only at a CPU, except on AMD hosts in jobs of at most two GPUs. A peer copy (topo's pair
+// figures) keeps its direct route.
+TEST(Routes, RingsUseNcclsSharedMemoryTransportBetweenGpusThatMeetAtACpu) {
+  const auto machine = [](const std::string& generation, int gpus) {
+    nlohmann::json doc = {{"format", "scalelab-machine/2"}, {"name", "rc"}};
+    doc["devices"] = {{{"id", "cpu0"}, {"kind", "cpu"}, {"generation", generation}}};
+    doc["links"] = nlohmann::json::array();
+    for (int g = 0; g < gpus; ++g) {
+      const std::string id = "gpu" + std::to_string(g);
+      doc["devices"].push_back({{"id", id}, {"kind", "gpu"}, {"arch", "ampere"}});
+      doc["links"].push_back({{"between", {id, "cpu0"}}, {"type", "pcie"}, {"gen", "4"}, {"width", 16}});
+    }
+    return parse_machine(doc, "rc.json");
+  };
+  const Machine intel2 = machine("icelake", 2), amd2 = machine("milan", 2), amd3 = machine("milan", 3);
+  EXPECT_TRUE(plan_rings(intel2, intel2.gpus(), P2P::on).through_host);
+  EXPECT_FALSE(plan_rings(amd2, amd2.gpus(), P2P::on).through_host);
+  EXPECT_TRUE(plan_rings(amd3, amd3.gpus(), P2P::on).through_host);
+  EXPECT_FALSE(RouteFinder(intel2, P2P::on).route(intel2.gpus()[0], intel2.gpus()[1]).through_host);
+
+  const Machine m = resolve_machine("pcie-8gpu");
+  const RingPlan on = plan_rings(m, m.gpus(), P2P::on);
+  EXPECT_TRUE(on.through_host);
+  EXPECT_NEAR(on.bw_GBps, model_of(LinkType::upi, "skylake"), 1e-9);
+  const std::string words = describe_bottleneck(m, on);
+  EXPECT_NE(words.find("NCCL's shared-memory transport"), std::string::npos) << words;
+  // Edges under one PCIe switch stay peer-to-peer.
+  int direct = 0;
+  for (const Route& e : on.channels.front().edges) direct += e.through_host ? 0 : 1;
+  EXPECT_GT(direct, 0);
+  EXPECT_NE(describe_bottleneck(m, plan_rings(m, m.gpus(), P2P::off)).find("P2P off"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace scalelab::topo
