@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 
 #include <Eigen/Core>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -124,9 +125,23 @@ void eigen_sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float
 
 }  // namespace
 
+namespace {
+std::atomic<std::vector<GemmCall>*> g_gemm_sink{nullptr};
+std::mutex g_gemm_sink_mutex;
+}  // namespace
+
+void record_gemms(std::vector<GemmCall>* sink) {
+  const std::lock_guard<std::mutex> lock(g_gemm_sink_mutex);
+  g_gemm_sink.store(sink);
+}
+
 void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
            const float* b, int ldb, float beta, float* c, int ldc) {
   if (m == 0 || n == 0) return;
+  if (g_gemm_sink.load(std::memory_order_relaxed) != nullptr) {
+    const std::lock_guard<std::mutex> lock(g_gemm_sink_mutex);
+    if (auto* sink = g_gemm_sink.load()) sink->push_back({trans_a, trans_b, m, n, k, lda, ldb, ldc, beta});
+  }
   Backend& be = backend();
   if (be.sgemm) {
     be.sgemm(101, trans_a ? 112 : 111, trans_b ? 112 : 111, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);

@@ -8,6 +8,7 @@
 //                                  OpenBLAS detect the CPU, ignoring a preset OPENBLAS_CORETYPE
 #pragma once
 #include <string>
+#include <vector>
 
 namespace scalelab::nn {
 
@@ -15,6 +16,16 @@ namespace scalelab::nn {
 // lda/ldb/ldc are row strides of the stored (untransposed) matrices.
 void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
            const float* b, int ldb, float beta, float* c, int ldc);
+
+// The products a piece of code asks for, for benchmarks that time them alone (the GEMM-bound limit
+// of a training step, tests/perf/bench_cnn_step). While a sink is set every sgemm call appends
+// its shape, from any thread; record_gemms(nullptr) stops. Not for use inside training.
+struct GemmCall {
+  bool trans_a = false, trans_b = false;
+  int m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+  float beta = 0;
+};
+void record_gemms(std::vector<GemmCall>* sink);
 
 // One line for `scalelab info` and result records: "OpenBLAS 0.3.21 (SkylakeX kernels, ... )" or
 // "Eigen 3.4.0 (built-in product; OpenBLAS not found: ...)".

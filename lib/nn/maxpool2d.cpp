@@ -133,7 +133,36 @@ void MaxPool2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorVie
         float* r0 = d + 2 * oh * w;
         float* r1 = r0 + w;
         const auto base = static_cast<std::uint32_t>(2 * oh * w);
-        for (std::size_t ow = 0; ow < wo; ++ow) {
+        std::size_t ow = 0;
+#if defined(__AVX512F__)
+        // 16 windows at a time: each of the four positions gets the gradient where it holds the
+        // window's maximum, 0 elsewhere; even and odd columns are interleaved back into rows.
+        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        const __m512i hi_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        const __m512i one = _mm512_set1_epi32(1), row = _mm512_set1_epi32(static_cast<int>(w));
+        for (; ow < wo; ow += 16) {
+          const std::size_t n = std::min<std::size_t>(16, wo - ow);
+          const __mmask16 in_mask = static_cast<__mmask16>((1u << n) - 1u);
+          const __mmask16 lo = static_cast<__mmask16>(n >= 8 ? 0xFFFFu : (1u << (2 * n)) - 1u);
+          const __mmask16 hi = static_cast<__mmask16>(n > 8 ? (1u << (2 * n - 16)) - 1u : 0u);
+          const __m512 v = _mm512_maskz_loadu_ps(in_mask, g + oh * wo + ow);
+          const __m512i a = _mm512_maskz_loadu_epi32(in_mask, arg + oh * wo + ow);
+          const __m512i c = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base + 2 * ow)), even);
+          const __m512 e0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, c), v);
+          const __m512 o0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, _mm512_add_epi32(c, one)), v);
+          const __m512i c1 = _mm512_add_epi32(c, row);
+          const __m512 e1 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, c1), v);
+          const __m512 o1 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, _mm512_add_epi32(c1, one)), v);
+          float* d0 = r0 + 2 * ow;
+          float* d1 = r1 + 2 * ow;
+          _mm512_mask_storeu_ps(d0, lo, _mm512_permutex2var_ps(e0, lo_idx, o0));
+          _mm512_mask_storeu_ps(d0 + 16, hi, _mm512_permutex2var_ps(e0, hi_idx, o0));
+          _mm512_mask_storeu_ps(d1, lo, _mm512_permutex2var_ps(e1, lo_idx, o1));
+          _mm512_mask_storeu_ps(d1 + 16, hi, _mm512_permutex2var_ps(e1, hi_idx, o1));
+        }
+#endif
+        for (; ow < wo; ++ow) {
           const std::uint32_t a = arg[oh * wo + ow], c = base + static_cast<std::uint32_t>(2 * ow);
           const float v = g[oh * wo + ow];
           const auto w32 = static_cast<std::uint32_t>(w);

@@ -76,6 +76,42 @@ TEST(MaxPool2D, TakesTheWindowMaximumAndRoutesTheGradientThere) {
   }
 }
 
+// Planes wide enough for the vector paths' full blocks of 16 windows and their tails (wo = 20 and
+// 7): every input position holds the window's gradient exactly where the forward pass found the
+// window's maximum, and 0 elsewhere.
+TEST(MaxPool2D, WidePlanesRouteEachWindowsGradientToItsMaximum) {
+  for (Shape s : {Shape{3, 8, 40}, Shape{2, 6, 14}}) {
+    MaxPool2D p(2);
+    testing::LayerHarness h(p, s, 2);
+    std::vector<float> v(h.in.numel());
+    std::iota(v.begin(), v.end(), 0.0f);
+    Rng rng(11);
+    std::shuffle(v.begin(), v.end(), rng.engine());
+    for (std::size_t i = 0; i < v.size(); ++i) h.in.data()[i] = 0.1f * v[i];
+    for (std::size_t i = 0; i < h.r.numel(); ++i) h.r.data()[i] = 1.0f + static_cast<float>(i);
+    h.din.fill(7.0f);  // every position must be written
+    h.backward();
+    const std::size_t H = s[1], W = s[2], ho = H / 2, wo = W / 2, planes = 2 * s[0];
+    const float* x = h.in.data();
+    for (std::size_t pl = 0; pl < planes; ++pl)
+      for (std::size_t oh = 0; oh < ho; ++oh)
+        for (std::size_t ow = 0; ow < wo; ++ow) {
+          std::size_t best = pl * H * W + 2 * oh * W + 2 * ow;
+          for (std::size_t i = 0; i < 2; ++i)
+            for (std::size_t j = 0; j < 2; ++j) {
+              const std::size_t at = pl * H * W + (2 * oh + i) * W + 2 * ow + j;
+              if (x[at] > x[best]) best = at;
+            }
+          ASSERT_EQ(h.out.data()[pl * ho * wo + oh * wo + ow], x[best]) << s.str();
+          for (std::size_t i = 0; i < 2; ++i)
+            for (std::size_t j = 0; j < 2; ++j) {
+              const std::size_t at = pl * H * W + (2 * oh + i) * W + 2 * ow + j;
+              EXPECT_EQ(h.din.data()[at], at == best ? h.r.data()[pl * ho * wo + oh * wo + ow] : 0.0f) << s.str() << " at " << at;
+            }
+        }
+  }
+}
+
 TEST(MaxPool2D, TiesSendTheGradientToTheFirstMaximumOnly) {
   for (Shape s : {Shape{1, 2, 3}, Shape{1, 2, 2}}) {
     MaxPool2D p(2);
