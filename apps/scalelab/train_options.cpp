@@ -94,6 +94,9 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
       "float32 gradient bytes per allreduce bucket, with K, M, G suffixes (HOROVOD_FUSION_THRESHOLD, PyTorch DDP's "
       "bucket_cap_mb); 0: one allreduce per tensor. --fusion-threshold is its deprecated spelling");
   add("fp16-allreduce", po::bool_switch(), "send gradients as float16 (Horovod's Compression.fp16)");
+  add("overlap", po::value<std::string>()->default_value(d.overlap),
+      "CPU ranks: average each gradient bucket on a communication thread while backward goes on: on, off, or "
+      "auto (on where the rank has a core to spare for the thread); GPUs always overlap");
   if (full) add("backward-passes-per-step", po::value<int>()->default_value(d.backward_passes_per_step),
                 "micro-batches accumulated locally per optimizer step");
   add("loader-workers", po::value<int>()->default_value(d.loader_workers), "data loader threads per rank");
@@ -139,6 +142,7 @@ TrainOptions read_train_options(const po::variables_map& vm) {
   c.threads = vm["threads"].as<int>();
   c.device = vm["device"].as<std::string>();
   c.cuda_graphs = vm["cuda-graphs"].as<std::string>();
+  c.overlap = vm["overlap"].as<std::string>();
   c.max_steps = count<std::size_t>(vm, "max-steps", "max_steps");
   c.seed = count<std::uint64_t>(vm, "seed", "seed");
   c.dataset.seed = c.seed;

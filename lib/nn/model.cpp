@@ -39,8 +39,12 @@ void Model::build() {
   if (out_shapes_.back().rank() != 1 || out_shapes_.back()[0] != num_classes_)
     throw_runtime("Model " + name_ + ": the last layer gives " + out_shapes_.back().str() + ", not (" +
                   std::to_string(num_classes_) + ")");
-  for (std::size_t i = 0; i < layers_.size(); ++i)
+  layer_params_.resize(layers_.size());
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const std::size_t before = params_.count();
     layers_[i]->declare(params_, layer_names_[i], i ? out_shapes_[i - 1] : input_shape_);
+    layer_params_[i] = {before, params_.count()};
+  }
   params_.finalize();
   while (first_compute_ + 1 < layers_.size() && layers_[first_compute_]->aliases_input()) ++first_compute_;
   // One stream for initial values, another per layer for its randomness: adding a Dropout does
@@ -100,7 +104,7 @@ ConstTensorView Model::forward(ConstTensorView input, bool training) {
   return cur;
 }
 
-void Model::backward(ConstTensorView dlogits) {
+void Model::backward(ConstTensorView dlogits, const std::function<void(std::size_t param)>& on_final) {
   if (views_.empty() || !(dlogits.shape == views_.back().shape))
     throw_runtime("Model " + name_ + ": backward() needs dlogits shaped like the last forward's logits");
   ConstTensorView dout = dlogits;
@@ -117,6 +121,9 @@ void Model::backward(ConstTensorView dlogits) {
       next ^= 1;
     }
     layers_[i]->backward(in, views_[i], dout, din);
+    if (on_final) {
+      for (std::size_t p = layer_params_[i].second; p-- > layer_params_[i].first;) on_final(p);
+    }
     dout = din;
   }
 }

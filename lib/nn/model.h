@@ -11,9 +11,11 @@
 //                optimizer.step(model.parameters(), lr);
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nn/layer.h"
@@ -38,7 +40,10 @@ class Model {
   ConstTensorView forward(ConstTensorView input, bool training);
   // Backward through every layer after a training forward on the same input; ACCUMULATES into
   // parameters().grads() (call zero_grad() once per optimizer step). dlogits: (batch, classes).
-  void backward(ConstTensorView dlogits);
+  // on_final(param), if given, is called after each layer's backward for each of that layer's
+  // parameters (declaration indices, in backward order), whose gradient this pass no longer
+  // touches: a gradient averager may start on it (train/overlapped_averager.h).
+  void backward(ConstTensorView dlogits, const std::function<void(std::size_t param)>& on_final = {});
   void zero_grad() { params_.zero_grad(); }
   // Allocates every buffer for batches up to max_batch (forward calls this when needed).
   void reserve(std::size_t max_batch);
@@ -89,6 +94,7 @@ class Model {
   ParameterSet params_;
   std::size_t reserved_batch_ = 0;
   std::size_t first_compute_ = 0;  // the first layer that does not merely alias its input
+  std::vector<std::pair<std::size_t, std::size_t>> layer_params_;  // per layer, its parameters [first, end)
   std::vector<Tensor> acts_;  // output of each non-aliasing layer
   Tensor grad_buf_[2];        // ping-pong input gradients during backward
   ConstTensorView last_input_;

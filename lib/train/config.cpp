@@ -42,6 +42,7 @@ void TrainConfig::validate() const {
   }
   if (device != "cpu" && device != "cuda") bad("device", device + ": unknown device; use cpu or cuda");
   if (cuda_graphs != "on" && cuda_graphs != "off") bad("cuda_graphs", cuda_graphs + ": use on or off");
+  if (overlap != "auto" && overlap != "on" && overlap != "off") bad("overlap", overlap + ": use auto, on or off");
   const auto optimizers = optim::optimizer_names();
   if (std::find(optimizers.begin(), optimizers.end(), optimizer) == optimizers.end()) {
     bad("optimizer", optimizer + ": unknown optimizer; use one of " + join(optimizers));
@@ -124,6 +125,7 @@ nlohmann::json config_json(const TrainConfig& c) {
           {"bucket_cap_bytes", c.bucket_cap_bytes},
           {"fusion_threshold", c.bucket_cap_bytes},  // its former name, for readers of earlier records
           {"fp16_allreduce", c.fp16_allreduce},
+          {"overlap", c.overlap},
           {"backward_passes_per_step", c.backward_passes_per_step},
           {"augment", c.dataset.augment},
           {"decode", c.dataset.decode},

@@ -35,6 +35,9 @@ struct TrainConfig {
   std::string algo = "library";       // allreduce algorithm for the gradients (collectives/)
   std::size_t bucket_cap_bytes = nn::kDefaultBucketCapBytes;  // float32 gradient bytes per allreduce bucket (nn/step_plan.h); 0: one per tensor
   bool fp16_allreduce = false;        // compress gradients to float16 on the wire
+  // cpu: average gradients on a communication thread while backward runs (train/overlapped_averager.h):
+  // on, off, or auto (on where the rank has a core to spare for it); cuda always overlaps (NCCL's stream)
+  std::string overlap = "auto";
   int backward_passes_per_step = 1;   // micro-batches accumulated locally per optimizer step
   int loader_workers = 1;             // data loader threads per rank (with jpeg:DIR, the decoding threads)
   bool synthetic_data = false;        // the first batch's samples prepared once and reused: no input pipeline

@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "nn/model.h"
@@ -69,6 +71,10 @@ class Engine {
   virtual void backward(const std::int32_t* labels, std::size_t n, float grad_scale, bool last_pass) = 0;
   // Collective: every rank's gradients replaced by their mean over all ranks.
   virtual void average_gradients() = 0;
+  // Where the engine averages on a thread of its own while backward runs (the CPU engine with
+  // overlap on): each gradient bucket's allreduce in the last step, [begin, end) in
+  // core/timer.h's now_seconds(), for the timeline. Empty otherwise.
+  [[nodiscard]] virtual std::vector<std::pair<double, double>> allreduce_spans() const { return {}; }
   virtual void step(float lr) = 0;
   // Evaluation forward of n samples and their loss, added to the evaluation tally.
   virtual void evaluate(const float* images, const std::int32_t* labels, std::size_t n) = 0;

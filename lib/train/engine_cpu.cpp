@@ -1,12 +1,43 @@
 // CpuEngine (train/engine_cpu.h): the host model, optimizer and averager behind the engine seam.
 #include "train/engine_cpu.h"
 
-#include "train/sync_batchnorm.h"
+#include <fmt/format.h>
 
+#include <thread>
+
+#include "comm/mpi_runtime.h"
+#include "core/error.h"
 #include "nn/loss.h"
 #include "optim/factory.h"
+#include "train/sync_batchnorm.h"
 
 namespace scalelab::train {
+
+namespace {
+
+// "" when this rank averages on a communication thread; else the reason it does not, in words.
+std::string why_not_overlapped(const TrainConfig& c, comm::Communicator& comm) {
+  if (comm.size() == 1) return "one rank: nothing to average";
+  if (c.overlap == "off") return "after backward (overlap off)";
+  if (comm.backend() == "mpi" && !comm::mpi_serialized_threads()) {
+    if (c.overlap == "on") {
+      throw_parameter(ErrorKind::usage, "overlap",
+                      std::string("on: the MPI library provides ") + comm::mpi_thread_level_name() +
+                          ", and a communication thread needs MPI_THREAD_SERIALIZED; use off");
+    }
+    return std::string("after backward (the MPI library provides ") + comm::mpi_thread_level_name() + ")";
+  }
+  if (c.overlap == "on") return "";
+  // auto: a core for the thread besides every local rank's compute threads.
+  const unsigned cores = std::thread::hardware_concurrency();
+  const long needed = static_cast<long>(comm.local_size()) * (c.threads + 1);
+  if (cores > 0 && static_cast<long>(cores) >= needed) return "";
+  return fmt::format("after backward ({} cores for {} rank{} of {} compute thread{} leave none for a communication "
+                     "thread; overlap on uses one anyway)",
+                     cores, comm.local_size(), comm.local_size() == 1 ? "" : "s", c.threads, c.threads == 1 ? "" : "s");
+}
+
+}  // namespace
 
 CpuEngine::CpuEngine(const TrainConfig& config, comm::Communicator& comm, const nn::Shape& sample_shape,
                      std::size_t classes)
@@ -16,7 +47,14 @@ CpuEngine::CpuEngine(const TrainConfig& config, comm::Communicator& comm, const 
   model_->reserve(config.batch_size);
   optimizer_ = optim::make_optimizer(config.optimizer, config.optimizer_options);
   optimizer_->bind(model_->parameters());
-  averager_ = std::make_unique<GradientAverager>(comm, config.algo, make_step_plan(config, model_->parameters()));
+  algo_ = config.algo;
+  nn::StepPlan plan = make_step_plan(config, model_->parameters());
+  overlap_words_ = why_not_overlapped(config, comm);
+  if (overlap_words_.empty()) {
+    overlapped_ = std::make_unique<OverlappedAverager>(comm, config.algo, std::move(plan), model_->parameters().grads());
+  } else {
+    averager_ = std::make_unique<GradientAverager>(comm, config.algo, std::move(plan));
+  }
   dlogits_.resize(nn::Shape{config.batch_size, classes});
 }
 
@@ -24,11 +62,15 @@ void CpuEngine::forward(const float* images, std::size_t n, bool training) {
   logits_ = model_->forward({images, sample_.with_batch(n)}, training);
 }
 
-void CpuEngine::backward(const std::int32_t* labels, std::size_t n, float grad_scale, bool /*last_pass*/) {
+void CpuEngine::backward(const std::int32_t* labels, std::size_t n, float grad_scale, bool last_pass) {
   const nn::TensorView dlogits{dlogits_.data(), nn::Shape{n, model_->num_classes()}};
   const nn::LossResult r =
       nn::softmax_cross_entropy(logits_, std::span<const std::int32_t>(labels, n), dlogits, grad_scale);
-  model_->backward(dlogits);
+  if (overlapped_ && last_pass) {
+    model_->backward(dlogits, [this](std::size_t p) { overlapped_->param_ready(p); });
+  } else {
+    model_->backward(dlogits);
+  }
   train_.loss_sum += r.loss * static_cast<double>(n);
   train_.correct += static_cast<double>(r.correct);
   train_.samples += static_cast<double>(n);
@@ -42,6 +84,27 @@ void CpuEngine::evaluate(const float* images, const std::int32_t* labels, std::s
   eval_.samples += static_cast<double>(n);
 }
 
-void CpuEngine::enable_sync_batchnorm(comm::Communicator& comm) { train::enable_sync_batchnorm(*model_, comm); }
+void CpuEngine::average_gradients() {
+  if (overlapped_) overlapped_->finish();
+  else averager_->average(model_->parameters().grads());
+}
+
+std::vector<std::pair<double, double>> CpuEngine::allreduce_spans() const {
+  return overlapped_ ? overlapped_->last_spans() : std::vector<std::pair<double, double>>{};
+}
+
+std::string CpuEngine::averaging() const {
+  return overlapped_ ? overlapped_->describe() : averager_->describe() + ", " + overlap_words_;
+}
+
+void CpuEngine::enable_sync_batchnorm(comm::Communicator& comm) {
+  train::enable_sync_batchnorm(*model_, comm);
+  // Its exchanges run during backward, where the communication thread would call MPI too.
+  if (overlapped_) {
+    averager_ = std::make_unique<GradientAverager>(comm, algo_, overlapped_->plan());
+    overlapped_.reset();
+    overlap_words_ = "after backward (SyncBatchNorm exchanges statistics during backward)";
+  }
+}
 
 }  // namespace scalelab::train

@@ -33,6 +33,9 @@ class GradientAverager {
   GradientAverager(comm::Communicator& comm, const std::string& algorithm, nn::StepPlan plan);
   // Replaces `grads` with their mean over all ranks, bucket by bucket. Allocates nothing.
   void average(std::span<float> grads);
+  // The same for bucket `k` of the plan alone (collective: every rank reduces the buckets in plan
+  // order; train/overlapped_averager.h calls it from its communication thread).
+  void average_bucket(std::size_t k, std::span<float> grads);
   [[nodiscard]] const nn::StepPlan& plan() const { return plan_; }
   // "ring allreduce, 1 bucket of <= 64 MiB (4.6 MiB), float32 on the wire"
   [[nodiscard]] std::string describe() const;

@@ -34,7 +34,7 @@ void StepTimeline::gather_and_write(comm::Communicator& comm, const std::string&
   }
   TraceLabels labels;
   for (int r = 0; r < comm.size(); ++r) labels.process_names.push_back("rank " + std::to_string(r));
-  labels.thread_names = {"training loop"};
+  labels.thread_names = {"training loop", "communication thread"};
   labels.category = "train";
   write_chrome_trace(path, all, labels);
 }

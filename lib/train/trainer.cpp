@@ -208,7 +208,11 @@ TrainResult Trainer::run() {
       watchdog.beat("allreduce", global_step);
       engine_->average_gradients();
       const double t4 = now_seconds();
+      // With overlap the loop's span is the wait for what backward did not hide.
       timeline.span(Phase::allreduce, t3, t4);
+      if (timeline.enabled()) {
+        for (const auto& [b, e] : engine_->allreduce_spans()) timeline.span(Phase::allreduce, b, e, StepTimeline::communication);
+      }
       allreduce_s += t4 - t3;
       lr_now = lr_at_(static_cast<long>(global_step));
       engine_->step(static_cast<float>(lr_now));

@@ -66,6 +66,28 @@ case $CASE in
     "$SCALELAB" run -np 3 -- train --dataset synthetic --model mlp --epochs 1 --max-steps 10 --batch-size 32 \
         --algo shm --json three.json > three.txt 2>&1 || { cat three.txt; fail "train --algo shm at 3 ranks"; }
     json three.json "d['complete']" | grep -q True || fail "3-rank run incomplete" ;;
+  train_overlap)
+    # Gradient buckets averaged on a communication thread while backward runs: the same
+    # collectives on the same bytes in the same order, so the losses equal those of averaging
+    # after backward to the last digit, at 2 and at 3 ranks; the timeline shows the buckets on the
+    # communication lane, and the start-up line says which mode and why.
+    for ranks in 2 3; do
+      for mode in off on; do
+        "$SCALELAB" run -np $ranks -- train --dataset synthetic --model cnn --epochs 2 --max-steps 8 --batch-size 16 \
+            --seed 9 --bucket-cap 64K --overlap $mode --json $mode-$ranks.json --timeline tl-$mode-$ranks.json \
+            > $mode-$ranks.txt 2>&1 || { cat $mode-$ranks.txt; fail "train --overlap $mode at $ranks ranks"; }
+      done
+      [ "$(json off-$ranks.json "[e['loss'] for e in d['epochs']]")" = "$(json on-$ranks.json "[e['loss'] for e in d['epochs']]")" ] \
+          || fail "overlap changed the losses at $ranks ranks"
+      grep -q "on a communication thread as backward produces them" on-$ranks.txt || fail "overlap on: start-up line"
+      grep -q "after backward (overlap off)" off-$ranks.txt || fail "overlap off: start-up line"
+      json tl-on-$ranks.json "len([e for e in d['traceEvents'] if e['ph']=='X' and e['tid']==1 and e['name']=='allreduce']) > 0" \
+          | grep -q True || fail "no allreduce on the communication lane at $ranks ranks"
+      json tl-off-$ranks.json "len([e for e in d['traceEvents'] if e['ph']=='X' and e['tid']==1])" | grep -qx 0 \
+          || fail "a communication lane without overlap"
+    done
+    expect_error 2 "^error: --overlap sometimes: use auto, on or off" -- \
+        "$SCALELAB" train --dataset synthetic --model mlp --epochs 1 --max-steps 2 --overlap sometimes ;;
   train_two_ranks)
     "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 2 --max-steps 20 --batch-size 32 \
         --json t.json --timeline tl.json --checkpoint ck.bin --algo ring --fusion-threshold 64K || fail "train"
