@@ -151,7 +151,7 @@ void Conv2D::backward_chunk(const ConvGeometry& g, ConstTensorView in, ConstTens
     for (std::size_t f = 0; f < o_.filters; ++f) {
       const std::size_t at = (b0 + b) * out_image + f * plane;
       float* dst = dz + f * ncols + b * plane;
-      activation_backward(o_.activation, out.data + at, dout.data + at, dst, plane);
+      activation_backward(dout_masked_ ? Activation::none : o_.activation, out.data + at, dout.data + at, dst, plane);
       if (db) db[f] += sum(dst, plane);
     }
   // dW += dZ cols^T: (filters x ncols) by (ncols x K), with the chunk's columns recomputed.

@@ -44,10 +44,15 @@ class Conv2D final : public Layer {
     return o_.bias ? std::vector<std::size_t>{w_, b_} : std::vector<std::size_t>{w_};
   }
   [[nodiscard]] const Conv2DOptions& options() const { return o_; }  // for other engines (gpu/)
+  // The gradient reaching this layer already carries its ReLU's derivative (the MaxPool2D after it
+  // applies it: MaxPool2D::set_applies_relu_mask, set together by nn::Model::build): backward
+  // skips reading its output for the mask.
+  void set_output_gradient_masked(bool on) { dout_masked_ = on; }
 
  private:
   [[nodiscard]] ConvGeometry geometry(const Shape& in) const;
   Conv2DOptions o_;
+  bool dout_masked_ = false;
   ParameterSet* params_ = nullptr;
   std::size_t w_ = 0, b_ = 0;
   std::size_t in_channels_ = 0;

@@ -128,6 +128,7 @@ void MaxPool2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorVie
     for (std::size_t pl = 0; pl < planes; ++pl) {
       float* d = din.data + pl * hw;
       const float* g = dout.data + pl * ohw;
+      const float* y = out.data + pl * ohw;
       const std::uint32_t* arg = argmax_.data() + pl * ohw;
       for (std::size_t oh = 0; oh < ho; ++oh) {
         float* r0 = d + 2 * oh * w;
@@ -146,7 +147,11 @@ void MaxPool2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorVie
           const __mmask16 in_mask = static_cast<__mmask16>((1u << n) - 1u);
           const __mmask16 lo = static_cast<__mmask16>(n >= 8 ? 0xFFFFu : (1u << (2 * n)) - 1u);
           const __mmask16 hi = static_cast<__mmask16>(n > 8 ? (1u << (2 * n - 16)) - 1u : 0u);
-          const __m512 v = _mm512_maskz_loadu_ps(in_mask, g + oh * wo + ow);
+          __m512 v = _mm512_maskz_loadu_ps(in_mask, g + oh * wo + ow);
+          if (relu_mask_) {
+            const __m512 pooled = _mm512_maskz_loadu_ps(in_mask, y + oh * wo + ow);
+            v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(pooled, _mm512_setzero_ps(), _CMP_GT_OQ), v);
+          }
           const __m512i a = _mm512_maskz_loadu_epi32(in_mask, arg + oh * wo + ow);
           const __m512i c = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base + 2 * ow)), even);
           const __m512 e0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, c), v);
@@ -164,7 +169,7 @@ void MaxPool2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorVie
 #endif
         for (; ow < wo; ++ow) {
           const std::uint32_t a = arg[oh * wo + ow], c = base + static_cast<std::uint32_t>(2 * ow);
-          const float v = g[oh * wo + ow];
+          const float v = relu_mask_ && !(y[oh * wo + ow] > 0.0f) ? 0.0f : g[oh * wo + ow];
           const auto w32 = static_cast<std::uint32_t>(w);
           r0[2 * ow] = a == c ? v : 0.0f;
           r0[2 * ow + 1] = a == c + 1 ? v : 0.0f;
@@ -179,8 +184,9 @@ void MaxPool2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorVie
   for (std::size_t pl = 0; pl < planes; ++pl) {
     float* d = din.data + pl * hw;
     const float* g = dout.data + pl * ohw;
+    const float* y = out.data + pl * ohw;
     const std::uint32_t* arg = argmax_.data() + pl * ohw;
-    for (std::size_t o = 0; o < ohw; ++o) d[arg[o]] += g[o];
+    for (std::size_t o = 0; o < ohw; ++o) d[arg[o]] += relu_mask_ && !(y[o] > 0.0f) ? 0.0f : g[o];
   }
 }
 

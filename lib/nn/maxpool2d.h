@@ -19,9 +19,17 @@ class MaxPool2D final : public Layer {
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
   [[nodiscard]] std::size_t pool() const { return pool_; }  // for other engines (gpu/)
   [[nodiscard]] std::size_t stride() const { return stride_; }
+  // Fusion with the ReLU of the layer before (nn::Model::build sets it): backward also applies
+  // that ReLU's derivative. A window's gradient reaches only its maximum, where the ReLU's output
+  // is this layer's output, so the mask is (output > 0), read from the pooled tensor (a quarter of
+  // the input's size for 2x2); the layer before then skips its own mask
+  // (Conv2D::set_output_gradient_masked). The gradients are the same to the last bit.
+  void set_applies_relu_mask(bool on) { relu_mask_ = on; }
+  [[nodiscard]] bool applies_relu_mask() const { return relu_mask_; }
 
  private:
   std::size_t pool_, stride_;
+  bool relu_mask_ = false;
   std::vector<std::uint32_t> argmax_;  // per output: index into the input plane
 };
 

@@ -8,6 +8,9 @@
 #include <ostream>
 #include <sstream>
 
+#include "nn/conv2d.h"
+#include "nn/maxpool2d.h"
+
 namespace scalelab::nn {
 
 Model::Model(std::string name, const Shape& input_shape, std::size_t num_classes, std::uint64_t seed)
@@ -47,6 +50,17 @@ void Model::build() {
   }
   params_.finalize();
   while (first_compute_ + 1 < layers_.size() && layers_[first_compute_]->aliases_input()) ++first_compute_;
+  // Fusion: a ReLU-activated Conv2D directly before a MaxPool2D has the pool apply the ReLU's
+  // derivative in backward (at each window's maximum only), so the convolution does not read its
+  // whole output again for the mask. The gradients are the same to the last bit.
+  for (std::size_t i = 0; i + 1 < layers_.size(); ++i) {
+    auto* conv = dynamic_cast<Conv2D*>(layers_[i].get());
+    auto* pool = dynamic_cast<MaxPool2D*>(layers_[i + 1].get());
+    if (conv != nullptr && pool != nullptr && conv->options().activation == Activation::relu) {
+      pool->set_applies_relu_mask(true);
+      conv->set_output_gradient_masked(true);
+    }
+  }
   // One stream for initial values, another per layer for its randomness: adding a Dropout does
   // not change the initial weights of the other layers.
   Rng init_rng(seed_, 0);
