@@ -26,7 +26,8 @@ using HostCapacities = std::vector<double>;
 HostCapacities host_capacities(const Machine& m) {
   HostCapacities c(m.devices.size(), std::numeric_limits<double>::infinity());
   for (int cpu : m.cpus()) {
-    if (m.devices[static_cast<std::size_t>(cpu)].mem_bw_GBps > 0) c[static_cast<std::size_t>(cpu)] = m.devices[static_cast<std::size_t>(cpu)].mem_bw_GBps;
+    const double bw = m.devices[static_cast<std::size_t>(cpu)].mem_bw_GBps;
+    if (bw > 0) c[static_cast<std::size_t>(cpu)] = bw;
   }
   return c;
 }
@@ -149,7 +150,10 @@ RingPlan plan_on(const Machine& m, const std::vector<int>& gpus, P2P p2p, int ma
       for (std::size_t h = 0; h < r.links.size(); ++h) {
         cap[2 * r.links[h] + (r.forward[h] ? 0 : 1)] -= best.bw;
       }
-      if (r.through_host) host_cap[static_cast<std::size_t>(r.host)] = std::max(0.0, host_cap[static_cast<std::size_t>(r.host)] - kHostPasses * best.bw);
+      if (r.through_host) {
+        double& left = host_cap[static_cast<std::size_t>(r.host)];
+        left = std::max(0.0, left - kHostPasses * best.bw);
+      }
       for (int p = 0; p < 3; ++p) plan.hop_latency_us[p] = std::max(plan.hop_latency_us[p], r.latency_us[p]);
       plan.through_host = plan.through_host || r.through_host;
     }
@@ -203,24 +207,34 @@ std::string describe_bottleneck(const Machine& m, const RingPlan& plan) {
   char total[64];
   std::snprintf(total, sizeof total, "%zu ring channel%s, %.4g GB/s per direction in all", plan.channels.size(),
                 plan.channels.size() == 1 ? "" : "s", plan.bw_GBps);
+  const RingChannel& first = plan.channels.front();
+  // Why through host memory: P2P off for the job, GPUs without peer-to-peer access, or NCCL's
+  // shared-memory transport between GPUs that meet only at a CPU.
+  std::string reason;
+  if (plan.through_host) {
+    bool lacks_p2p = false;
+    for (const Route& e : first.edges) {
+      lacks_p2p = lacks_p2p || (e.through_host && m.peer_access(e.from, e.to) != PeerAccess::all);
+    }
+    reason = plan.p2p_off ? " (through host memory: P2P off)"
+             : lacks_p2p  ? " (through host memory: these GPUs have no peer-to-peer access)"
+                          : " (through host memory: NCCL's shared-memory transport, as GPUs that meet only at a CPU use)";
+  }
   if (plan.bottleneck_host >= 0) {
     // Host memory, not a link, bounds the ring: every transfer through it is written and read.
-    const RingChannel& first = plan.channels.front();
     int hops = 0;
     for (const Route& e : first.edges) hops += e.through_host && e.host == plan.bottleneck_host ? 1 : 0;
-    char words[320];
+    char words[256];
     std::snprintf(words, sizeof words,
                   "the ring goes through %s's memory (%.4g GB/s, each byte written and read once: %d of the ring's "
-                  "transfers share it, %.4g GB/s each); %zu ring channel%s, %.4g GB/s per direction in all",
-                  m.vertex_id(plan.bottleneck_host).c_str(), m.devices[static_cast<std::size_t>(plan.bottleneck_host)].mem_bw_GBps,
-                  hops, first.bw_GBps, plan.channels.size(), plan.channels.size() == 1 ? "" : "s",
-                  plan.bw_GBps);
-    return words;
+                  "transfers share it, %.4g GB/s each)",
+                  m.vertex_id(plan.bottleneck_host).c_str(),
+                  m.devices[static_cast<std::size_t>(plan.bottleneck_host)].mem_bw_GBps, hops, first.bw_GBps);
+    return words + reason + "; " + total;
   }
   std::string words = "the ring crosses " + describe_link(m, plan.bottleneck_link);
   // How many of the first channel's transfers share that link in its busier direction: the
   // reason a channel gets a fraction of the link's figure.
-  const RingChannel& first = plan.channels.front();
   int along = 0, against = 0;
   for (const Route& e : first.edges) {
     for (std::size_t h = 0; h < e.links.size(); ++h) {
@@ -234,17 +248,7 @@ std::string describe_bottleneck(const Machine& m, const RingPlan& plan) {
                   first.bw_GBps);
     words += shared;
   }
-  if (plan.through_host) {
-    // Why through host memory: P2P off for the job, or a GPU that has no peer-to-peer access.
-    bool lacks_p2p = false;
-    for (const Route& e : first.edges) {
-      lacks_p2p = lacks_p2p || (e.through_host && m.peer_access(e.from, e.to) != PeerAccess::all);
-    }
-    words += plan.p2p_off ? " (through host memory: P2P off)"
-             : lacks_p2p  ? " (through host memory: these GPUs have no peer-to-peer access)"
-                          : " (through host memory: NCCL's shared-memory transport, as GPUs that meet only at a CPU use)";
-  }
-  return words + "; " + total;
+  return words + reason + "; " + total;
 }
 
 }  // namespace scalelab::topo
