@@ -38,7 +38,11 @@ class OverlappedAverager {
  public:
   // grads: the flat gradient buffer the plan's offsets index (it must outlive the averager).
   OverlappedAverager(comm::Communicator& comm, const std::string& algorithm, nn::StepPlan plan, std::span<float> grads);
-  ~OverlappedAverager();  // stops the thread (after the bucket it is running, if any)
+  // Stops the thread after the bucket it is running, if any: destroying the averager between a
+  // step's first param_ready() and its finish() waits for that collective, so an error there must
+  // bring the job down (comm::fail_job) rather than unwind past it. The engine's backward throws
+  // only before it reports a parameter.
+  ~OverlappedAverager();
   OverlappedAverager(const OverlappedAverager&) = delete;
   OverlappedAverager& operator=(const OverlappedAverager&) = delete;
 
