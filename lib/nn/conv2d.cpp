@@ -5,6 +5,7 @@
 
 #include "nn/blas.h"
 #include "nn/compute.h"
+#include "nn/maxpool2d.h"
 #include "nn/reduce.h"
 
 namespace scalelab::nn {
@@ -86,6 +87,19 @@ void Conv2D::forward(ConstTensorView in, TensorView out, bool /*training*/) {
   ensure_workspaces(in.shape.without_batch(), batch);
   parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
     for (std::size_t c = c0; c < c1; ++c) forward_chunk(g, in, out, c * chunk, std::min(chunk, batch - c * chunk), w);
+  });
+}
+
+void Conv2D::forward_pooled(ConstTensorView in, TensorView out, MaxPool2D& pool, TensorView pooled) {
+  const ConvGeometry g = geometry(in.shape.without_batch());
+  const std::size_t batch = in.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
+  ensure_workspaces(in.shape.without_batch(), batch);
+  parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
+    for (std::size_t c = c0; c < c1; ++c) {
+      const std::size_t b0 = c * chunk, n = std::min(chunk, batch - b0);
+      forward_chunk(g, in, out, b0, n, w);
+      pool.forward_images(out, pooled, b0, n);  // the chunk's images, still in cache
+    }
   });
 }
 

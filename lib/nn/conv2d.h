@@ -18,6 +18,8 @@
 
 namespace scalelab::nn {
 
+class MaxPool2D;
+
 struct Conv2DOptions {
   std::size_t filters = 0;
   std::size_t kernel = 3;
@@ -37,6 +39,9 @@ class Conv2D final : public Layer {
   void initialize(ParameterSet& params, Rng& rng) override;
   void reserve(const Shape& in_shape, std::size_t max_batch) override;
   void forward(ConstTensorView in, TensorView out, bool training) override;
+  // forward(), and the max-pool after this layer on each chunk of images as soon as the chunk is
+  // computed, while it is still in cache (nn::Model fuses them so): `pooled` is the pool's output.
+  void forward_pooled(ConstTensorView in, TensorView out, MaxPool2D& pool, TensorView pooled);
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
   [[nodiscard]] FlopCount flops(const Shape& in) const override;
   [[nodiscard]] std::size_t parameter_count() const override;

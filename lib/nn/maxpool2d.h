@@ -16,6 +16,10 @@ class MaxPool2D final : public Layer {
   [[nodiscard]] Shape output_shape(const Shape& in) const override;
   void reserve(const Shape& in_shape, std::size_t max_batch) override;
   void forward(ConstTensorView in, TensorView out, bool training) override;
+  // forward() for images [b0, b0 + n) of the batch only (the views are the whole batch's): the
+  // layer before calls it on each chunk it has just computed, while the chunk is in cache
+  // (Conv2D::forward_pooled).
+  void forward_images(ConstTensorView in, TensorView out, std::size_t b0, std::size_t n);
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
   [[nodiscard]] std::size_t pool() const { return pool_; }  // for other engines (gpu/)
   [[nodiscard]] std::size_t stride() const { return stride_; }

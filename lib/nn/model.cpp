@@ -50,23 +50,29 @@ void Model::build() {
   }
   params_.finalize();
   while (first_compute_ + 1 < layers_.size() && layers_[first_compute_]->aliases_input()) ++first_compute_;
-  // Fusion: a ReLU-activated Conv2D directly before a MaxPool2D has the pool apply the ReLU's
-  // derivative in backward (at each window's maximum only), so the convolution does not read its
-  // whole output again for the mask. The gradients are the same to the last bit.
+  fused_.assign(layers_.size(), {nullptr, nullptr});
   for (std::size_t i = 0; i + 1 < layers_.size(); ++i) {
     auto* conv = dynamic_cast<Conv2D*>(layers_[i].get());
     auto* pool = dynamic_cast<MaxPool2D*>(layers_[i + 1].get());
-    if (conv != nullptr && pool != nullptr && conv->options().activation == Activation::relu) {
-      pool->set_applies_relu_mask(true);
-      conv->set_output_gradient_masked(true);
-    }
+    if (conv != nullptr && pool != nullptr) fused_[i] = {conv, pool};
   }
+  set_fusion(true);
   // One stream for initial values, another per layer for its randomness: adding a Dropout does
   // not change the initial weights of the other layers.
   Rng init_rng(seed_, 0);
   for (auto& l : layers_) l->initialize(params_, init_rng);
   reseed(seed_, 0);
   built_ = true;
+}
+
+void Model::set_fusion(bool on) {
+  fusion_ = on;
+  for (const auto& [conv, pool] : fused_) {
+    if (conv == nullptr) continue;
+    const bool mask = on && conv->options().activation == Activation::relu;
+    pool->set_applies_relu_mask(mask);
+    conv->set_output_gradient_masked(mask);
+  }
 }
 
 void Model::reseed(std::uint64_t seed, std::uint64_t stream) {
@@ -108,6 +114,12 @@ ConstTensorView Model::forward(ConstTensorView input, bool training) {
     Shape s = out_shapes_[i].with_batch(n);
     if (layers_[i]->aliases_input()) {
       views_[i] = {cur.data, s};
+    } else if (fusion_ && fused_[i].first != nullptr) {
+      // The convolution pools each chunk of images as soon as it has computed it.
+      TensorView out{acts_[i].data(), s}, pooled{acts_[i + 1].data(), out_shapes_[i + 1].with_batch(n)};
+      fused_[i].first->forward_pooled(cur, out, *fused_[i].second, pooled);
+      views_[i] = out;
+      views_[++i] = pooled;
     } else {
       TensorView out{acts_[i].data(), s};
       layers_[i]->forward(cur, out, training);

@@ -24,6 +24,9 @@
 
 namespace scalelab::nn {
 
+class Conv2D;
+class MaxPool2D;
+
 class Model {
  public:
   // input_shape per sample: (C, H, W) for images.
@@ -45,6 +48,12 @@ class Model {
   // touches: a gradient averager may start on it (train/overlapped_averager.h).
   void backward(ConstTensorView dlogits, const std::function<void(std::size_t param)>& on_final = {});
   void zero_grad() { params_.zero_grad(); }
+  // Fusion of a Conv2D with the MaxPool2D right after it (on by default, from build()): forward
+  // pools each chunk of images as soon as the convolution has computed it, while it is in cache;
+  // backward, when the convolution's activation is ReLU, has the pool apply the ReLU's derivative
+  // (at each window's maximum, from the pooled output) so the convolution does not read its whole
+  // output again. Results are the same to the last bit either way (tested); off is for comparison.
+  void set_fusion(bool on);
   // Allocates every buffer for batches up to max_batch (forward calls this when needed).
   void reserve(std::size_t max_batch);
 
@@ -95,6 +104,9 @@ class Model {
   std::size_t reserved_batch_ = 0;
   std::size_t first_compute_ = 0;  // the first layer that does not merely alias its input
   std::vector<std::pair<std::size_t, std::size_t>> layer_params_;  // per layer, its parameters [first, end)
+  // Per layer: a Conv2D and the MaxPool2D right after it, fused (set_fusion), else null.
+  std::vector<std::pair<Conv2D*, MaxPool2D*>> fused_;
+  bool fusion_ = true;
   std::vector<Tensor> acts_;  // output of each non-aliasing layer
   Tensor grad_buf_[2];        // ping-pong input gradients during backward
   ConstTensorView last_input_;

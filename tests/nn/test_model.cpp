@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "grad_check.h"
-#include "nn/conv2d.h"
+#include "nn/compute.h"
 #include "nn/loss.h"
 #include "nn/maxpool2d.h"
 #include "nn/model.h"
@@ -103,39 +103,45 @@ TEST(Model, WholeCnnGradientMatchesFiniteDifferences) { check_model_gradient("cn
 TEST(Model, WholeResnetGradientMatchesFiniteDifferences) { check_model_gradient("resnet", Shape{2, 8, 8}); }
 TEST(Model, WholeMlpGradientMatchesFiniteDifferences) { check_model_gradient("mlp", Shape{1, 5, 5}); }
 
-// The cnn's ReLU-activated convolution before its max-pool is fused in backward (the pool applies
-// the ReLU's derivative): the gradients equal the unfused layers' to the last bit, with inputs
-// that make many of the convolution's outputs exactly 0 (negative biases) and the pooled ones too.
-TEST(Model, ReluMaskFusedIntoMaxPoolGivesTheSameGradients) {
+// The cnn's ReLU-activated convolution and the max-pool after it are fused (forward pools each
+// chunk as it is computed; backward has the pool apply the ReLU's derivative): logits and
+// gradients equal the unfused layers' to the last bit, with inputs that make many of the
+// convolution's outputs exactly 0 (negative biases) and the pooled ones too, at 1 and 2 threads.
+TEST(Model, ConvolutionAndMaxPoolFusionGivesTheSameLogitsAndGradients) {
   auto m = make_model("cnn", Shape{1, 28, 28}, 10, 3);
-  Conv2D* conv = nullptr;
-  MaxPool2D* pool = nullptr;
-  for (std::size_t i = 0; i + 1 < m->layer_count(); ++i) {
-    if (auto* p = dynamic_cast<MaxPool2D*>(&m->layer(i + 1))) {
-      conv = dynamic_cast<Conv2D*>(&m->layer(i));
-      pool = p;
-    }
+  const MaxPool2D* pool = nullptr;
+  for (std::size_t i = 0; i < m->layer_count(); ++i) {
+    if (auto* p = dynamic_cast<const MaxPool2D*>(&m->layer(i))) pool = p;
   }
-  ASSERT_NE(conv, nullptr);
+  ASSERT_NE(pool, nullptr);
   ASSERT_TRUE(pool->applies_relu_mask()) << "build() fuses a ReLU convolution with the pool after it";
   for (auto& v : m->parameters().values()) v -= 0.02f;  // more outputs clipped to 0
   Rng rng(5);
   Tensor x(Shape{3, 1, 28, 28}), d(Shape{3, 10});
   testing::fill_normal(x.data(), x.numel(), rng);
   std::vector<std::int32_t> y = {1, 7, 3};
-  auto grads = [&] {
+  auto run = [&] {
     m->zero_grad();
     m->reseed(1, 0);
-    softmax_cross_entropy(m->forward(x.view(), true), y, d.view());
+    const ConstTensorView logits = m->forward(x.view(), true);
+    std::vector<float> out(logits.data, logits.data + logits.shape.numel());
+    softmax_cross_entropy(logits, y, d.view());
     m->backward(d.view());
-    return std::vector<float>(m->parameters().grads().begin(), m->parameters().grads().end());
+    out.insert(out.end(), m->parameters().grads().begin(), m->parameters().grads().end());
+    return out;
   };
-  const std::vector<float> fused = grads();
-  pool->set_applies_relu_mask(false);
-  conv->set_output_gradient_masked(false);
-  const std::vector<float> plain = grads();
-  ASSERT_EQ(fused.size(), plain.size());
-  for (std::size_t i = 0; i < fused.size(); ++i) ASSERT_EQ(fused[i], plain[i]) << "gradient " << i;
+  for (int threads : {1, 2}) {
+    set_compute_threads(threads);
+    m->set_fusion(true);
+    const std::vector<float> fused = run();
+    m->set_fusion(false);
+    EXPECT_FALSE(pool->applies_relu_mask());
+    const std::vector<float> plain = run();
+    ASSERT_EQ(fused.size(), plain.size());
+    for (std::size_t i = 0; i < fused.size(); ++i) ASSERT_EQ(fused[i], plain[i]) << "value " << i << ", " << threads << " threads";
+  }
+  set_compute_threads(1);
+  m->set_fusion(true);
 }
 
 TEST(Model, BackwardPassesAccumulateUntilZeroGrad) {
