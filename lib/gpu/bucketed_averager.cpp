@@ -40,10 +40,7 @@ BucketedAverager::BucketedAverager(comm::Communicator& comm, nn::StepPlan plan, 
   nccl_ = h.comm;
   device_ = h.device;
   const std::size_t buckets = plan_.size();
-  pending_.resize(buckets);
-  for (std::size_t k = 0; k < buckets; ++k) pending_[k] = plan_.buckets()[k].params();
   recorded_.assign(buckets, 0);
-  param_done_.assign(plan_.param_count(), 0);
   ready_.assign(buckets, nullptr);
   start_.assign(buckets, nullptr);
   end_.assign(buckets, nullptr);
@@ -95,17 +92,8 @@ std::string BucketedAverager::describe() const {
 }
 
 void BucketedAverager::param_ready(std::size_t param, cudaStream_t compute_stream) {
-  if (param >= param_done_.size()) {
-    throw_runtime("gradient averaging: parameter index " + std::to_string(param) + " is out of range (the model has " +
-                  std::to_string(param_done_.size()) + ")");
-  }
-  if (param_done_[param]) {
-    throw_runtime("gradient averaging: parameter " + std::to_string(param) +
-                  " was marked ready twice in one step; call finish() once per step");
-  }
-  param_done_[param] = 1;
+  if (!ready_params_.mark(param)) return;
   const std::size_t k = plan_.bucket_of(param);
-  if (--pending_[k] > 0) return;
   // Everything enqueued on the compute stream so far includes this bucket's last gradient.
   check_cuda(cudaEventRecord(ready_[k], compute_stream), "cudaEventRecord");
   recorded_[k] = 1;
@@ -157,9 +145,8 @@ void BucketedAverager::finish(cudaStream_t compute_stream) {
   launch_ready();
   // The communication stream runs in order: the last bucket's end implies all of them.
   if (!plan_.buckets().empty()) check_cuda(cudaStreamWaitEvent(compute_stream, end_.back(), 0), "cudaStreamWaitEvent");
-  for (std::size_t k = 0; k < plan_.size(); ++k) pending_[k] = plan_.buckets()[k].params();
+  ready_params_.reset();
   std::fill(recorded_.begin(), recorded_.end(), 0);
-  std::fill(param_done_.begin(), param_done_.end(), 0);
   next_ = 0;
   timed_step_ = true;
 }

@@ -97,9 +97,8 @@ class BucketedAverager {
   float* grads_;
   cudaStream_t stream_ = nullptr;          // communication stream
   void* wire_ = nullptr;                   // fp16 wire buffer (largest bucket), device
-  std::vector<std::size_t> pending_;       // per bucket: parameters not yet ready
+  nn::BucketReadiness ready_params_{plan_};  // which buckets backward has completed this step
   std::vector<char> recorded_;             // per bucket: its ready event is recorded
-  std::vector<char> param_done_;           // per parameter, this step
   std::size_t next_ = 0;                   // next bucket to launch
   std::vector<cudaEvent_t> ready_;         // per bucket, on the compute stream (no timing)
   std::vector<cudaEvent_t> start_, end_;   // per bucket, on the communication stream

@@ -74,4 +74,25 @@ std::string StepPlan::describe() const {
   return s;
 }
 
+BucketReadiness::BucketReadiness(const StepPlan& plan) : plan_(plan) { reset(); }
+
+bool BucketReadiness::mark(std::size_t param) {
+  if (param >= done_.size()) {
+    throw_runtime("gradient averaging: parameter index " + std::to_string(param) + " is out of range (the model has " +
+                  std::to_string(done_.size()) + ")");
+  }
+  if (done_[param]) {
+    throw_runtime("gradient averaging: parameter " + std::to_string(param) +
+                  " was reported final twice in one step; end the step (finish()) once per step");
+  }
+  done_[param] = 1;
+  return --pending_[plan_.bucket_of(param)] == 0;
+}
+
+void BucketReadiness::reset() {
+  pending_.resize(plan_.size());
+  for (std::size_t k = 0; k < plan_.size(); ++k) pending_[k] = plan_.buckets()[k].params();
+  done_.assign(plan_.param_count(), 0);
+}
+
 }  // namespace scalelab::nn

@@ -79,4 +79,27 @@ class StepPlan {
   std::size_t largest_ = 0;
 };
 
+// Which buckets of a plan are complete as backward reports its final gradients, one step at a
+// time: the bookkeeping both averagers that overlap backward share (train/overlapped_averager.h,
+// gpu/bucketed_averager.h). The plan must outlive it.
+//
+//   BucketReadiness ready(plan);
+//   if (ready.mark(param)) ...   // param's bucket has just become complete
+//   ready.reset();               // the next step
+class BucketReadiness {
+ public:
+  explicit BucketReadiness(const StepPlan& plan);
+  // The gradient of parameter `param` (declaration index) is final for this step; true when that
+  // completes its bucket. Throws a runtime error for an index out of range or one reported twice
+  // in a step.
+  bool mark(std::size_t param);
+  [[nodiscard]] bool complete(std::size_t bucket) const { return pending_[bucket] == 0; }
+  void reset();
+
+ private:
+  const StepPlan& plan_;
+  std::vector<std::size_t> pending_;  // per bucket: parameters not yet final
+  std::vector<char> done_;            // per parameter, this step
+};
+
 }  // namespace scalelab::nn

@@ -1,21 +1,17 @@
 // OverlappedAverager (train/overlapped_averager.h).
 #include "train/overlapped_averager.h"
 
-#include <algorithm>
-
-#include "core/error.h"
 #include "core/timer.h"
 
 namespace scalelab::train {
 
 OverlappedAverager::OverlappedAverager(comm::Communicator& comm, const std::string& algorithm, nn::StepPlan plan,
                                        std::span<float> grads)
-    : averager_(comm, algorithm, std::move(plan)), grads_(grads), threaded_(comm.size() > 1) {
-  const nn::StepPlan& p = averager_.plan();
-  pending_.assign(p.size(), 0);
-  param_done_.assign(p.param_count(), 0);
-  for (std::size_t i = 0; i < p.param_count(); ++i) ++pending_[p.bucket_of(i)];
-  spans_.assign(p.size(), {0.0, 0.0});
+    : averager_(comm, algorithm, std::move(plan)),
+      grads_(grads),
+      threaded_(comm.size() > 1),
+      ready_(averager_.plan()),
+      spans_(averager_.plan().size(), {0.0, 0.0}) {
   if (threaded_) thread_ = std::thread([this] { run(); });
 }
 
@@ -30,18 +26,7 @@ OverlappedAverager::~OverlappedAverager() {
 }
 
 void OverlappedAverager::param_ready(std::size_t param) {
-  if (param >= param_done_.size()) {
-    throw_runtime("gradient averaging: parameter index " + std::to_string(param) + " is out of range (the model has " +
-                  std::to_string(param_done_.size()) + ")");
-  }
-  if (param_done_[param]) {
-    throw_runtime("gradient averaging: parameter " + std::to_string(param) +
-                  " was reported final twice in one step; call finish() once per step");
-  }
-  param_done_[param] = 1;
-  const std::size_t k = averager_.plan().bucket_of(param);
-  --pending_[k];
-  if (pending_[k] > 0 || !threaded_) return;
+  if (!ready_.mark(param) || !threaded_) return;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     release_complete();
@@ -51,14 +36,13 @@ void OverlappedAverager::param_ready(std::size_t param) {
 
 void OverlappedAverager::release_complete() {
   // Strictly in plan order: every rank reduces the same buckets in the same sequence.
-  while (released_ < pending_.size() && pending_[released_] == 0) ++released_;
+  while (released_ < spans_.size() && ready_.complete(released_)) ++released_;
 }
 
 void OverlappedAverager::finish() {
-  const nn::StepPlan& p = averager_.plan();
   if (threaded_) {
     std::unique_lock<std::mutex> lock(mutex_);
-    released_ = p.size();  // whatever was never reported is final now
+    released_ = spans_.size();  // whatever was never reported is final now
     work_.notify_one();
     done_.wait(lock, [this] { return finished_ == released_ || error_ != nullptr; });
     if (error_) {
@@ -70,10 +54,7 @@ void OverlappedAverager::finish() {
     }
     released_ = finished_ = 0;
   }
-  // The next step starts afresh.
-  std::fill(param_done_.begin(), param_done_.end(), 0);
-  std::fill(pending_.begin(), pending_.end(), 0);
-  for (std::size_t i = 0; i < p.param_count(); ++i) ++pending_[p.bucket_of(i)];
+  ready_.reset();  // the next step starts afresh
 }
 
 void OverlappedAverager::run() {

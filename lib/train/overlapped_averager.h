@@ -67,9 +67,8 @@ class OverlappedAverager {
   GradientAverager averager_;
   std::span<float> grads_;
   bool threaded_;                      // more than one rank
-  std::vector<std::size_t> pending_;   // per bucket, its parameters not yet final this step
-  std::vector<char> param_done_;
-  std::vector<std::pair<double, double>> spans_;
+  nn::BucketReadiness ready_;          // which buckets backward has completed this step
+  std::vector<std::pair<double, double>> spans_;  // per bucket
 
   mutable std::mutex mutex_;
   std::condition_variable work_, done_;
