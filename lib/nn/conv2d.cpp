@@ -131,6 +131,25 @@ void Conv2D::forward_chunk(const ConvGeometry& g, ConstTensorView in, TensorView
 }
 
 void Conv2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) {
+  const std::size_t out_image = out.shape.without_batch().numel(), plane = out.shape[2] * out.shape[3];
+  const Activation act = dout_masked_ ? Activation::none : o_.activation;
+  backward_chunks(in, din, [&](std::size_t image, std::size_t filter, float* dz) {
+    const std::size_t at = image * out_image + filter * plane;
+    activation_backward(act, out.data + at, dout.data + at, dz, plane);
+  });
+}
+
+void Conv2D::backward_pooled(ConstTensorView in, ConstTensorView out, const MaxPool2D& pool, ConstTensorView pooled,
+                             ConstTensorView dpooled, TensorView din) {
+  const std::size_t h = out.shape[2], w = out.shape[3];
+  const bool other_activation = !dout_masked_ && o_.activation != Activation::none;
+  backward_chunks(in, din, [&](std::size_t image, std::size_t filter, float* dz) {
+    pool.backward_plane(h, w, pooled, dpooled, image * o_.filters + filter, dz);
+    if (other_activation) activation_backward(o_.activation, out.data + (image * o_.filters + filter) * h * w, dz, dz, h * w);
+  });
+}
+
+void Conv2D::backward_chunks(ConstTensorView in, TensorView din, const PlaneGradient& dz_plane) {
   const ConvGeometry g = geometry(in.shape.without_batch());
   const std::size_t batch = in.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
   ensure_workspaces(in.shape.without_batch(), batch);
@@ -141,7 +160,7 @@ void Conv2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView d
       ws_[w].db.fill(0.0f);
     }
     for (std::size_t c = c0; c < c1; ++c)
-      backward_chunk(g, in, out, dout, din, c * chunk, std::min(chunk, batch - c * chunk), w);
+      backward_chunk(g, in, dz_plane, din, c * chunk, std::min(chunk, batch - c * chunk), w);
   });
   const std::size_t used = std::min<std::size_t>(static_cast<std::size_t>(compute_threads()), chunks);
   for (std::size_t w = 1; w < used; ++w) {
@@ -152,20 +171,19 @@ void Conv2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView d
   }
 }
 
-void Conv2D::backward_chunk(const ConvGeometry& g, ConstTensorView in, ConstTensorView out, ConstTensorView dout,
-                            TensorView din, std::size_t b0, std::size_t n, std::size_t worker) {
+void Conv2D::backward_chunk(const ConvGeometry& g, ConstTensorView in, const PlaneGradient& dz_plane, TensorView din,
+                            std::size_t b0, std::size_t n, std::size_t worker) {
   const std::size_t plane = g.out_h() * g.out_w(), k = g.rows(), ncols = n * plane;
-  const std::size_t in_image = g.channels * g.height * g.width, out_image = o_.filters * plane;
+  const std::size_t in_image = g.channels * g.height * g.width;
   Workspace& ws = ws_[worker];
   float* dw = worker == 0 ? params_->grad(w_) : ws.dw.data();
   float* db = !o_.bias ? nullptr : worker == 0 ? params_->grad(b_) : ws.db.data();
-  // dZ in the product's layout (filters, n*plane), masked by the activation; bias gradient.
+  // dZ in the product's layout (filters, n*plane); bias gradient.
   float* dz = ws.scratch.data();
   for (std::size_t b = 0; b < n; ++b)
     for (std::size_t f = 0; f < o_.filters; ++f) {
-      const std::size_t at = (b0 + b) * out_image + f * plane;
       float* dst = dz + f * ncols + b * plane;
-      activation_backward(dout_masked_ ? Activation::none : o_.activation, out.data + at, dout.data + at, dst, plane);
+      dz_plane(b0 + b, f, dst);
       if (db) db[f] += sum(dst, plane);
     }
   // dW += dZ cols^T: (filters x ncols) by (ncols x K), with the chunk's columns recomputed.

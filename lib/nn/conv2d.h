@@ -9,6 +9,7 @@
 // second layer) would go to memory and back five times per step, and memory bandwidth, not
 // arithmetic, would set the pace. Recomputing im2col in backward costs less than that traffic.
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "nn/activation.h"
@@ -43,6 +44,11 @@ class Conv2D final : public Layer {
   // computed, while it is still in cache (nn::Model fuses them so): `pooled` is the pool's output.
   void forward_pooled(ConstTensorView in, TensorView out, MaxPool2D& pool, TensorView pooled);
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
+  // backward() with the max-pool after this layer (the twin of forward_pooled): each chunk's
+  // output gradient comes from the pool's (`dpooled`, against its output `pooled`) plane by plane
+  // straight into the product's layout, so the pool's input gradient is never written whole.
+  void backward_pooled(ConstTensorView in, ConstTensorView out, const MaxPool2D& pool, ConstTensorView pooled,
+                       ConstTensorView dpooled, TensorView din);
   [[nodiscard]] FlopCount flops(const Shape& in) const override;
   [[nodiscard]] std::size_t parameter_count() const override;
   [[nodiscard]] std::vector<std::size_t> parameter_ids() const override {
@@ -66,8 +72,11 @@ class Conv2D final : public Layer {
   void ensure_workspaces(const Shape& in_shape, std::size_t max_batch);
   void forward_chunk(const ConvGeometry& g, ConstTensorView in, TensorView out, std::size_t b0, std::size_t n,
                      std::size_t worker);
-  void backward_chunk(const ConvGeometry& g, ConstTensorView in, ConstTensorView out, ConstTensorView dout,
-                      TensorView din, std::size_t b0, std::size_t n, std::size_t worker);
+  // Writes dZ of one (image, filter) plane, the activation's derivative applied, to its argument.
+  using PlaneGradient = std::function<void(std::size_t image, std::size_t filter, float* dz)>;
+  void backward_chunks(ConstTensorView in, TensorView din, const PlaneGradient& dz_plane);
+  void backward_chunk(const ConvGeometry& g, ConstTensorView in, const PlaneGradient& dz_plane, TensorView din,
+                      std::size_t b0, std::size_t n, std::size_t worker);
   // One per compute thread: chunks of images are spread over threads (compute.h).
   struct Workspace {
     Tensor cols;     // im2col of one chunk; in backward also the chunk's input-gradient columns

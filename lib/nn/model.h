@@ -50,9 +50,10 @@ class Model {
   void zero_grad() { params_.zero_grad(); }
   // Fusion of a Conv2D with the MaxPool2D right after it (on by default, from build()): forward
   // pools each chunk of images as soon as the convolution has computed it, while it is in cache;
-  // backward, when the convolution's activation is ReLU, has the pool apply the ReLU's derivative
-  // (at each window's maximum, from the pooled output) so the convolution does not read its whole
-  // output again. Results are the same to the last bit either way (tested); off is for comparison.
+  // backward routes the pool's output gradient into each chunk as the convolution needs it, so the
+  // pool's input gradient is never written whole, and when the convolution's activation is ReLU
+  // the pool applies its derivative (at each window's maximum, from the pooled output). Results
+  // are the same to the last bit either way (tested); off is for comparison.
   void set_fusion(bool on);
   // Allocates every buffer for batches up to max_batch (forward calls this when needed).
   void reserve(std::size_t max_batch);

@@ -107,17 +107,23 @@ TEST(Model, WholeMlpGradientMatchesFiniteDifferences) { check_model_gradient("ml
 // chunk as it is computed; backward has the pool apply the ReLU's derivative): logits and
 // gradients equal the unfused layers' to the last bit, with inputs that make many of the
 // convolution's outputs exactly 0 (negative biases) and the pooled ones too, at 1 and 2 threads.
-TEST(Model, ConvolutionAndMaxPoolFusionGivesTheSameLogitsAndGradients) {
-  auto m = make_model("cnn", Shape{1, 28, 28}, 10, 3);
+// 28 x 28 images: one image per chunk, a 24 x 24 pool input (windows tile it: the pool's fast
+// path); 11 x 11: all three images in one chunk, a 7 x 7 pool input (the general path).
+class ModelFusion : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(ModelFusion, ConvolutionAndMaxPoolFusionGivesTheSameLogitsAndGradients) {
+  const std::size_t side = GetParam();
+  auto m = make_model("cnn", Shape{1, side, side}, 10, 3);
   const MaxPool2D* pool = nullptr;
   for (std::size_t i = 0; i < m->layer_count(); ++i) {
     if (auto* p = dynamic_cast<const MaxPool2D*>(&m->layer(i))) pool = p;
   }
   ASSERT_NE(pool, nullptr);
   ASSERT_TRUE(pool->applies_relu_mask()) << "build() fuses a ReLU convolution with the pool after it";
-  for (auto& v : m->parameters().values()) v -= 0.02f;  // more outputs clipped to 0
+  for (std::size_t p : {std::size_t{1}, std::size_t{3}})  // the convolutions' biases: more outputs clipped to 0
+    for (std::size_t j = 0; j < m->parameters().info(p).size; ++j) m->parameters().value(p)[j] -= 0.05f;
   Rng rng(5);
-  Tensor x(Shape{3, 1, 28, 28}), d(Shape{3, 10});
+  Tensor x(Shape{3, 1, side, side}), d(Shape{3, 10});
   testing::fill_normal(x.data(), x.numel(), rng);
   std::vector<std::int32_t> y = {1, 7, 3};
   auto run = [&] {
@@ -134,6 +140,12 @@ TEST(Model, ConvolutionAndMaxPoolFusionGivesTheSameLogitsAndGradients) {
     set_compute_threads(threads);
     m->set_fusion(true);
     const std::vector<float> fused = run();
+    const ParameterSet& ps = m->parameters();
+    for (std::size_t p : {std::size_t{0}, std::size_t{2}}) {  // both convolutions' kernels
+      std::size_t nonzero = 0;
+      for (std::size_t j = 0; j < ps.info(p).size; ++j) nonzero += ps.grad(p)[j] != 0.0f;
+      EXPECT_GT(nonzero, ps.info(p).size / 2) << "parameter " << p << ": too few gradients reach it to test it";
+    }
     m->set_fusion(false);
     EXPECT_FALSE(pool->applies_relu_mask());
     const std::vector<float> plain = run();
@@ -143,6 +155,8 @@ TEST(Model, ConvolutionAndMaxPoolFusionGivesTheSameLogitsAndGradients) {
   set_compute_threads(1);
   m->set_fusion(true);
 }
+
+INSTANTIATE_TEST_SUITE_P(ImageSides, ModelFusion, ::testing::Values(std::size_t{28}, std::size_t{11}));
 
 TEST(Model, BackwardPassesAccumulateUntilZeroGrad) {
   auto m = make_model("cnn", Shape{1, 10, 10}, 10, 3);
