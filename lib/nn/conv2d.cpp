@@ -63,6 +63,7 @@ void Conv2D::ensure_workspaces(const Shape& in_shape, std::size_t max_batch) {
   for (std::size_t w = 0; w < ws_.size(); ++w) {
     ws_[w].cols.resize(Shape{g.rows(), ncols});
     ws_[w].scratch.resize(Shape{o_.filters, ncols});
+    ws_[w].pool_in.resize(Shape{o_.filters, ncols});
     if (w > 0) {
       ws_[w].dw.resize(Shape{o_.filters * g.rows()});
       ws_[w].db.resize(Shape{o_.filters});
@@ -86,24 +87,29 @@ void Conv2D::forward(ConstTensorView in, TensorView out, bool /*training*/) {
   const std::size_t batch = in.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
   ensure_workspaces(in.shape.without_batch(), batch);
   parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
-    for (std::size_t c = c0; c < c1; ++c) forward_chunk(g, in, out, c * chunk, std::min(chunk, batch - c * chunk), w);
+    for (std::size_t c = c0; c < c1; ++c)
+      forward_chunk(g, in, out.data + c * chunk * out.shape.without_batch().numel(), c * chunk,
+                    std::min(chunk, batch - c * chunk), w);
   });
 }
 
-void Conv2D::forward_pooled(ConstTensorView in, TensorView out, MaxPool2D& pool, TensorView pooled) {
+void Conv2D::forward_pooled(ConstTensorView in, MaxPool2D& pool, TensorView pooled) {
+  if (o_.activation != Activation::none && !dout_masked_)
+    throw_runtime("Conv2D::forward_pooled: backward needs this layer's output for its activation");
   const ConvGeometry g = geometry(in.shape.without_batch());
   const std::size_t batch = in.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
   ensure_workspaces(in.shape.without_batch(), batch);
   parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
+    float* images = ws_[w].pool_in.data();
     for (std::size_t c = c0; c < c1; ++c) {
       const std::size_t b0 = c * chunk, n = std::min(chunk, batch - b0);
-      forward_chunk(g, in, out, b0, n, w);
-      pool.forward_images(out, pooled, b0, n);  // the chunk's images, still in cache
+      forward_chunk(g, in, images, b0, n, w);
+      pool.forward_images(images, g.out_h(), g.out_w(), pooled, b0, n);  // the chunk's images, still in cache
     }
   });
 }
 
-void Conv2D::forward_chunk(const ConvGeometry& g, ConstTensorView in, TensorView out, std::size_t b0, std::size_t n,
+void Conv2D::forward_chunk(const ConvGeometry& g, ConstTensorView in, float* images, std::size_t b0, std::size_t n,
                            std::size_t worker) {
   const std::size_t plane = g.out_h() * g.out_w(), k = g.rows(), ncols = n * plane;
   const std::size_t in_image = g.channels * g.height * g.width, out_image = o_.filters * plane;
@@ -112,7 +118,7 @@ void Conv2D::forward_chunk(const ConvGeometry& g, ConstTensorView in, TensorView
   Workspace& ws = ws_[worker];
   im2col(g, n, in.data + b0 * in_image, ws.cols.data());
   // With one image the product's (filters, plane) layout is already NCHW: write it in place.
-  float* y = n == 1 ? out.data + b0 * out_image : ws.scratch.data();
+  float* y = n == 1 ? images : ws.scratch.data();
   sgemm(false, false, static_cast<int>(o_.filters), static_cast<int>(ncols), static_cast<int>(k), 1.0f,
         params_->value(w_), static_cast<int>(k), ws.cols.data(), static_cast<int>(ncols), 0.0f, y,
         static_cast<int>(ncols));
@@ -120,7 +126,7 @@ void Conv2D::forward_chunk(const ConvGeometry& g, ConstTensorView in, TensorView
   for (std::size_t b = 0; b < n; ++b)
     for (std::size_t f = 0; f < o_.filters; ++f) {
       const float* src = y + f * ncols + b * plane;
-      float* dst = out.data + (b0 + b) * out_image + f * plane;
+      float* dst = images + b * out_image + f * plane;
       const float bf = bias ? bias[f] : 0.0f;
       if (relu) {
         for (std::size_t p = 0; p < plane; ++p) dst[p] = std::max(src[p] + bf, 0.0f);
@@ -139,13 +145,11 @@ void Conv2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView d
   });
 }
 
-void Conv2D::backward_pooled(ConstTensorView in, ConstTensorView out, const MaxPool2D& pool, ConstTensorView pooled,
+void Conv2D::backward_pooled(ConstTensorView in, const MaxPool2D& pool, ConstTensorView pooled,
                              ConstTensorView dpooled, TensorView din) {
-  const std::size_t h = out.shape[2], w = out.shape[3];
-  const bool other_activation = !dout_masked_ && o_.activation != Activation::none;
+  const ConvGeometry g = geometry(in.shape.without_batch());
   backward_chunks(in, din, [&](std::size_t image, std::size_t filter, float* dz) {
-    pool.backward_plane(h, w, pooled, dpooled, image * o_.filters + filter, dz);
-    if (other_activation) activation_backward(o_.activation, out.data + (image * o_.filters + filter) * h * w, dz, dz, h * w);
+    pool.backward_plane(g.out_h(), g.out_w(), pooled, dpooled, image * o_.filters + filter, dz);
   });
 }
 

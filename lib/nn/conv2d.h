@@ -42,13 +42,15 @@ class Conv2D final : public Layer {
   void forward(ConstTensorView in, TensorView out, bool training) override;
   // forward(), and the max-pool after this layer on each chunk of images as soon as the chunk is
   // computed, while it is still in cache (nn::Model fuses them so): `pooled` is the pool's output.
-  void forward_pooled(ConstTensorView in, TensorView out, MaxPool2D& pool, TensorView pooled);
+  // This layer's own output lives only in a chunk-sized buffer: backward_pooled does not need it,
+  // as the pool applies the ReLU's derivative (set_output_gradient_masked; an error otherwise).
+  void forward_pooled(ConstTensorView in, MaxPool2D& pool, TensorView pooled);
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
   // backward() with the max-pool after this layer (the twin of forward_pooled): each chunk's
   // output gradient comes from the pool's (`dpooled`, against its output `pooled`) plane by plane
   // straight into the product's layout, so the pool's input gradient is never written whole.
-  void backward_pooled(ConstTensorView in, ConstTensorView out, const MaxPool2D& pool, ConstTensorView pooled,
-                       ConstTensorView dpooled, TensorView din);
+  void backward_pooled(ConstTensorView in, const MaxPool2D& pool, ConstTensorView pooled, ConstTensorView dpooled,
+                       TensorView din);
   [[nodiscard]] FlopCount flops(const Shape& in) const override;
   [[nodiscard]] std::size_t parameter_count() const override;
   [[nodiscard]] std::vector<std::size_t> parameter_ids() const override {
@@ -70,7 +72,8 @@ class Conv2D final : public Layer {
   [[nodiscard]] std::size_t chunk_images(const ConvGeometry& g) const;
   // Allocates the per-thread workspaces (once; again only if the thread count grows).
   void ensure_workspaces(const Shape& in_shape, std::size_t max_batch);
-  void forward_chunk(const ConvGeometry& g, ConstTensorView in, TensorView out, std::size_t b0, std::size_t n,
+  // Images [b0, b0 + n) of `in` into `images` (NCHW, those n images only).
+  void forward_chunk(const ConvGeometry& g, ConstTensorView in, float* images, std::size_t b0, std::size_t n,
                      std::size_t worker);
   // Writes dZ of one (image, filter) plane, the activation's derivative applied, to its argument.
   using PlaneGradient = std::function<void(std::size_t image, std::size_t filter, float* dz)>;
@@ -81,6 +84,7 @@ class Conv2D final : public Layer {
   struct Workspace {
     Tensor cols;     // im2col of one chunk; in backward also the chunk's input-gradient columns
     Tensor scratch;  // (filters x chunk*Ho*Wo): the product before the epilogue; dY in that layout
+    Tensor pool_in;  // the chunk's output images when the pool after this layer takes them (forward_pooled)
     Tensor dw, db;   // this thread's weight and bias gradients (thread 0 adds to the parameters')
   };
   std::vector<Workspace> ws_;

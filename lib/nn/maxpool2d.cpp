@@ -88,20 +88,20 @@ void pool2x2(const float* src, std::size_t w, std::size_t ho, std::size_t wo, fl
 }  // namespace
 
 void MaxPool2D::forward(ConstTensorView in, TensorView out, bool /*training*/) {
-  forward_images(in, out, 0, in.shape[0]);
+  forward_images(in.data, in.shape[2], in.shape[3], out, 0, in.shape[0]);
 }
 
-void MaxPool2D::forward_images(ConstTensorView in, TensorView out, std::size_t b0, std::size_t n) {
-  const std::size_t channels = in.shape[1], h = in.shape[2], w = in.shape[3];
-  const std::size_t ho = out.shape[2], wo = out.shape[3];
+void MaxPool2D::forward_images(const float* images, std::size_t h, std::size_t w, TensorView out, std::size_t b0,
+                               std::size_t n) {
+  const std::size_t channels = out.shape[1], ho = out.shape[2], wo = out.shape[3];
   const std::size_t first = b0 * channels, last = (b0 + n) * channels;  // planes
   if (pool_ == 2 && stride_ == 2) {
     for (std::size_t pl = first; pl < last; ++pl)
-      pool2x2(in.data + pl * h * w, w, ho, wo, out.data + pl * ho * wo, argmax_.data() + pl * ho * wo);
+      pool2x2(images + (pl - first) * h * w, w, ho, wo, out.data + pl * ho * wo, argmax_.data() + pl * ho * wo);
     return;
   }
   for (std::size_t pl = first; pl < last; ++pl) {
-    const float* src = in.data + pl * h * w;
+    const float* src = images + (pl - first) * h * w;
     float* dst = out.data + pl * ho * wo;
     std::uint32_t* arg = argmax_.data() + pl * ho * wo;
     for (std::size_t oh = 0; oh < ho; ++oh)

@@ -16,10 +16,11 @@ class MaxPool2D final : public Layer {
   [[nodiscard]] Shape output_shape(const Shape& in) const override;
   void reserve(const Shape& in_shape, std::size_t max_batch) override;
   void forward(ConstTensorView in, TensorView out, bool training) override;
-  // forward() for images [b0, b0 + n) of the batch only (the views are the whole batch's): the
-  // layer before calls it on each chunk it has just computed, while the chunk is in cache
-  // (Conv2D::forward_pooled).
-  void forward_images(ConstTensorView in, TensorView out, std::size_t b0, std::size_t n);
+  // forward() for images [b0, b0 + n) of the batch only, read from `images` (those n images'
+  // planes of h x w, one after another) into the whole batch's `out`: the layer before calls it
+  // on each chunk it has just computed, while the chunk is in cache (Conv2D::forward_pooled).
+  void forward_images(const float* images, std::size_t h, std::size_t w, TensorView out, std::size_t b0,
+                      std::size_t n);
   void backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) override;
   // backward() for one input plane (plane = image x channels + channel) of h x w, written whole to
   // `din_plane` (0 where no window's maximum lies): the layer before calls it on each chunk of

@@ -66,6 +66,7 @@ void Model::build() {
 }
 
 void Model::set_fusion(bool on) {
+  if (on != fusion_) reserved_batch_ = 0;  // the fused convolutions' outputs come and go
   fusion_ = on;
   for (const auto& [conv, pool] : fused_) {
     if (conv == nullptr) continue;
@@ -91,11 +92,17 @@ void Model::reserve(std::size_t max_batch) {
   if (!built_) build();
   if (max_batch <= reserved_batch_) return;
   acts_.resize(layers_.size());
-  std::size_t biggest = input_shape_.numel();
+  std::size_t biggest = 0;  // the largest input gradient backward writes, per image
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    layers_[i]->reserve(i ? out_shapes_[i - 1] : input_shape_, max_batch);
-    if (!layers_[i]->aliases_input()) acts_[i].resize(out_shapes_[i].with_batch(max_batch));
-    biggest = std::max(biggest, out_shapes_[i].numel());
+    const Shape& in = i ? out_shapes_[i - 1] : input_shape_;
+    layers_[i]->reserve(in, max_batch);
+    // A convolution fused with its pool keeps no output of its own (set_fusion re-reserves), and
+    // the pool's input gradient is never written (Conv2D::backward_pooled).
+    const bool fused_conv = fusion_ && fused_[i].first != nullptr;
+    const bool fused_pool = fusion_ && i > 0 && fused_[i - 1].first != nullptr;
+    const bool kept = !layers_[i]->aliases_input() && !fused_conv;
+    acts_[i].resize(kept ? out_shapes_[i].with_batch(max_batch) : Shape{0});
+    if (i > first_compute_ && !fused_pool && !layers_[i]->aliases_input()) biggest = std::max(biggest, in.numel());
   }
   for (auto& g : grad_buf_) g.resize(Shape{max_batch * biggest});
   views_.resize(layers_.size());
@@ -109,16 +116,18 @@ ConstTensorView Model::forward(ConstTensorView input, bool training) {
   const std::size_t n = input.batch();
   reserve(n);
   last_input_ = input;
+  forward_fused_ = fusion_;
   ConstTensorView cur = input;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     Shape s = out_shapes_[i].with_batch(n);
     if (layers_[i]->aliases_input()) {
       views_[i] = {cur.data, s};
     } else if (fusion_ && fused_[i].first != nullptr) {
-      // The convolution pools each chunk of images as soon as it has computed it.
-      TensorView out{acts_[i].data(), s}, pooled{acts_[i + 1].data(), out_shapes_[i + 1].with_batch(n)};
-      fused_[i].first->forward_pooled(cur, out, *fused_[i].second, pooled);
-      views_[i] = out;
+      // The convolution pools each chunk of images as soon as it has computed it; its own output
+      // is never kept whole (backward does not need it).
+      TensorView pooled{acts_[i + 1].data(), out_shapes_[i + 1].with_batch(n)};
+      fused_[i].first->forward_pooled(cur, *fused_[i].second, pooled);
+      views_[i] = {nullptr, s};
       views_[++i] = pooled;
     } else {
       TensorView out{acts_[i].data(), s};
@@ -133,6 +142,8 @@ ConstTensorView Model::forward(ConstTensorView input, bool training) {
 void Model::backward(ConstTensorView dlogits, const std::function<void(std::size_t param)>& on_final) {
   if (views_.empty() || !(dlogits.shape == views_.back().shape))
     throw_runtime("Model " + name_ + ": backward() needs dlogits shaped like the last forward's logits");
+  if (forward_fused_ != fusion_)
+    throw_runtime("Model " + name_ + ": set_fusion() between forward() and backward(); change it between steps");
   ConstTensorView dout = dlogits;
   int next = 0;  // which ping-pong buffer receives the next input gradient
   for (std::size_t i = layers_.size(); i-- > 0;) {
@@ -143,7 +154,7 @@ void Model::backward(ConstTensorView dlogits, const std::function<void(std::size
     }
     // A pool fused with the convolution before it: the convolution takes the pool's output
     // gradient and routes it chunk by chunk (Conv2D::backward_pooled); both layers are done.
-    const bool pooled = fusion_ && i > 0 && fused_[i - 1].first != nullptr;
+    const bool pooled = forward_fused_ && i > 0 && fused_[i - 1].first != nullptr;
     const std::size_t at = pooled ? i - 1 : i;  // the layer whose input gradient comes out
     if (pooled) in = at ? views_[at - 1] : last_input_;
     TensorView din;  // none for the first computing layer: nobody needs the model's input gradient
@@ -152,7 +163,7 @@ void Model::backward(ConstTensorView dlogits, const std::function<void(std::size
       next ^= 1;
     }
     if (pooled)
-      fused_[at].first->backward_pooled(in, views_[at], *fused_[at].second, views_[i], dout, din);
+      fused_[at].first->backward_pooled(in, *fused_[at].second, views_[i], dout, din);
     else
       layers_[i]->backward(in, views_[i], dout, din);
     if (on_final) {

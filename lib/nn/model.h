@@ -108,6 +108,7 @@ class Model {
   // Per layer: a Conv2D and the MaxPool2D right after it, fused (set_fusion), else null.
   std::vector<std::pair<Conv2D*, MaxPool2D*>> fused_;
   bool fusion_ = true;
+  bool forward_fused_ = true;  // fusion_ at the last forward, which backward must follow
   std::vector<Tensor> acts_;  // output of each non-aliasing layer
   Tensor grad_buf_[2];        // ping-pong input gradients during backward
   ConstTensorView last_input_;
