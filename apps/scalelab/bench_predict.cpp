@@ -121,7 +121,8 @@ void BenchPrediction::print_summary(std::ostream& out, const bench::BenchResult&
   const auto r = limit_shares(result);
   if (!r.empty()) {
     std::snprintf(line, sizeof line,
-                  "# memory-traffic limit (calibrated memcpy of one core, docs/cost-model.md): reached median %.1f%%, least %.1f%% over "
+                  "# memory-traffic limit (calibrated: one core's memcpy, and copying what the other core has just written; "
+                  "docs/cost-model.md): reached median %.1f%%, least %.1f%% over "
                   "%zu sizes\n",
                   median(r), *std::min_element(r.begin(), r.end()), r.size());
     out << line;

@@ -192,6 +192,44 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
     }
   }
 
+  // Moving data between the cores, whatever the algorithm: each rank writes s bytes in the
+  // memory it shares with the other, then both copy what the other has just written, at once
+  // (the copy alone is timed). Every allreduce must bring the other rank's data into its core
+  // so; Predictor::memory_limit_s bounds it by this.
+  if (same_node) {
+    const std::size_t most = max_bytes / 2;
+    comm::NodeMemory* node = comm.node_memory(kPage + most);
+    if (node != nullptr && node->local_size() == comm.size()) {
+      comm::NodeBarrier flags(*node);
+      unsigned char* mine = node->region(node->local_rank()) + kPage;
+      const unsigned char* theirs = node->region(1 - node->local_rank()) + kPage;
+      for (std::size_t s : sizes) {
+        if (s < 4096 || s > most) continue;
+        const int calls = calls_for(s, o.quick);
+        std::vector<double> own(static_cast<std::size_t>(calls)), slowest(own.size());
+        for (int i = -1; i < calls; ++i) {  // i = -1: warm-up
+          // Ordinary stores, as an algorithm's reduction or copy leaves its lines (memset may
+          // use string stores, which place lines differently).
+          auto* words = reinterpret_cast<float*>(mine);
+          for (std::size_t k = 0; k < s / sizeof(float); ++k) words[k] = static_cast<float>(i + static_cast<int>(k & 1023));
+          flags.arrive_and_wait();
+          const double t0 = now_seconds();
+          std::memcpy(out.at(0), theirs, s);
+          const double t = now_seconds() - t0;
+          flags.arrive_and_wait();  // the other rank has read all before it is overwritten
+          if (i >= 0) own[static_cast<std::size_t>(i)] = t;
+        }
+        comm.allreduce(own.data(), slowest.data(), own.size(), comm::DataType::f64, comm::ReduceOp::max);
+        p.peer_copy.bytes.push_back(static_cast<double>(s));
+        p.peer_copy.seconds.push_back(median(slowest));
+        char line[120];
+        std::snprintf(line, sizeof line, "%10zu B: copy of what the other rank has just written %8.2f us (%6.2f GB/s)", s,
+                      p.peer_copy.seconds.back() * 1e6, static_cast<double>(s) / p.peer_copy.seconds.back() / 1e9);
+        say(line);
+      }
+    }
+  }
+
   // How cold a working set is: both ranks exchange 256 KiB pieces, walking in order through W
   // bytes each (the first half sent from, the second received into), as a collective walks
   // through its buffers. The time per piece climbs from the in-cache figure to the from-memory

@@ -7,6 +7,8 @@
 //   - how cold a working set is: a 256 KiB exchange walking through W bytes per rank, for W from
 //     512 KiB to 4x the last-level cache, at most 1 GiB (which part of the caches the two ranks
 //     really get);
+//   - a copy of what the other rank has just written in node shared memory, both ranks at once,
+//     4 KiB to half the largest size (the crossing between the cores that bounds every allreduce);
 //   - first touch of fresh pages, and the allocator: from which size a malloc'ed temporary
 //     comes back as fresh pages every time (glibc's mmap threshold), and what that costs per byte.
 // The result is a model::Profile (model/profile.h).

@@ -67,7 +67,12 @@ std::optional<double> Predictor::memory_limit_s(Collective c, double n) const {
   if (!profile_ || c != Collective::allreduce || !(n > 0)) return std::nullopt;
   const double p = ranks_;
   const CpuCosts costs(*profile_, footprint(c, n, ranks_));
-  return costs.copy(n * (3 * p - 1) / (2 * p));
+  const double traffic = costs.copy(n * (3 * p - 1) / (2 * p));
+  if (profile_->peer_copy.empty()) return traffic;  // a profile made before it was measured
+  // (p-1)/p of the vector comes from the other cores in each half: the slices to reduce, then
+  // the reduced slices.
+  const double crossing = 2 * profile_->peer_copy.at(n * (p - 1) / p);
+  return std::max(traffic, crossing);
 }
 
 std::vector<std::string> Predictor::algorithms(Collective c) const {

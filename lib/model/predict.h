@@ -41,10 +41,14 @@ class Predictor {
   // Unknown names are usage errors about parameter "algorithm" that list the valid names.
   [[nodiscard]] Prediction predict(collectives::Collective c, const std::string& algorithm,
                                    std::optional<topo::Protocol> protocol, double bytes, bool in_place = false) const;
-  // CPU ranks only: the time an allreduce of `bytes` cannot beat on this machine, its least memory
-  // traffic at the calibrated memcpy rate of one core (at the call's footprint, hot to cold): each
-  // rank reads (2p-1)/p and writes 1 byte per byte of the vector (its slice reduced from every
-  // rank's, then the other slices copied in), the traffic of a memcpy of (3p-1)/(2p) bytes.
+  // CPU ranks only: the time an allreduce of `bytes` cannot beat on this machine, the longer of
+  //  - its least memory traffic at the calibrated memcpy rate of one core (at the call's
+  //    footprint, hot to cold): each rank reads (2p-1)/p and writes 1 byte per byte of the vector
+  //    (its slice reduced from every rank's, then the other slices copied in), the traffic of a
+  //    memcpy of (3p-1)/(2p) bytes;
+  //  - moving what crosses between the cores: (p-1)/p of the vector in each half, at the
+  //    calibrated rate of copying what the other rank has just written (Profile::peer_copy;
+  //    left out for profiles without it).
   // docs/cost-model.md, "The memory-traffic limit". nullopt on GPUs and for other collectives.
   [[nodiscard]] std::optional<double> memory_limit_s(collectives::Collective c, double bytes) const;
   // The algorithms predict() accepts for a collective ("auto" first); on GPUs, not the host-only

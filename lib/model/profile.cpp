@@ -227,6 +227,7 @@ nlohmann::json to_json(const Profile& p) {
           {"working_set", table_json(p.working_set)},
           {"staged_hot", table_json(p.staged_hot)},
           {"staged_cold", table_json(p.staged_cold)},
+          {"peer_copy", table_json(p.peer_copy)},
           {"compute", compute_json(p.compute)}};
 }
 
@@ -257,6 +258,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     if (j.contains("working_set")) p.working_set = table_from(j, "working_set", origin, /*may_be_empty=*/true);
     if (j.contains("staged_hot")) p.staged_hot = table_from(j, "staged_hot", origin, /*may_be_empty=*/true);
     if (j.contains("staged_cold")) p.staged_cold = table_from(j, "staged_cold", origin, /*may_be_empty=*/true);
+    if (j.contains("peer_copy")) p.peer_copy = table_from(j, "peer_copy", origin, /*may_be_empty=*/true);
     p.compute = compute_from(j, origin);
     return p;
   } catch (const nlohmann::json::exception& e) {

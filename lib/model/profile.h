@@ -87,6 +87,10 @@ struct Profile {
   // The shared-memory allreduce itself at one chunk or less (Costs::staged), hot and cold like the
   // tables above; empty in profiles made before it was measured.
   SizeTable staged_hot, staged_cold;
+  // A copy of s bytes that the other rank has just written in node memory, both ranks at once
+  // (the least any allreduce must do per byte that crosses between the cores; empty in profiles
+  // made before it was measured, or with the ranks on different nodes).
+  SizeTable peer_copy;
   GpuCopies gpu;                        // schema_version 2; "not measured" in older profiles
   // How cold a call's working set is, measured (schema_version 3; empty in older profiles):
   // time per 256 KiB exchange while both ranks walk through W bytes each (half sent from, half

@@ -262,6 +262,34 @@ TEST(Predictor, MemoryLimitIsTheLeastTrafficOfAnAllreduceAtTheCopyRate) {
   EXPECT_FALSE(Predictor(m, topo::select_gpus(m, "8"), topo::P2P::on).memory_limit_s(Collective::allreduce, n).has_value());
 }
 
+TEST(Predictor, MemoryLimitIsAlsoBoundByWhatCrossesBetweenTheCores) {
+  // memcpy at 16 GB/s; copying what the other core has just written at 4 GB/s plus 1 us: the
+  // (p-1)/p of the vector that crosses in each half then takes longer than all the traffic at
+  // memcpy's rate, and binds. Where crossing is fast, the traffic binds as before.
+  Profile prof;
+  for (double s : {8.0, 1e3, 1e6, 1e8}) {
+    for (SizeTable* t : {&prof.message_hot, &prof.message_cold, &prof.reduce_hot, &prof.reduce_cold}) {
+      t->bytes.push_back(s);
+      t->seconds.push_back(1e-6 + s / 5e9);
+    }
+    for (SizeTable* t : {&prof.copy_hot, &prof.copy_cold}) {
+      t->bytes.push_back(s);
+      t->seconds.push_back(s / 16e9);
+    }
+  }
+  const double n = 1e6;
+  const double traffic = 1.25 * n / 16e9;
+  prof.peer_copy = {{4096, 1e5, 1e7}, {1e-6 + 4096 / 4e9, 1e-6 + 1e5 / 4e9, 1e-6 + 1e7 / 4e9}};
+  const auto slow = Predictor(prof, 2).memory_limit_s(Collective::allreduce, n);
+  ASSERT_TRUE(slow.has_value());
+  const double crossing = 2 * prof.peer_copy.at(n / 2);
+  EXPECT_GT(crossing, traffic);
+  EXPECT_NEAR(*slow, crossing, 1e-12);
+  EXPECT_NEAR(*Predictor(prof, 3).memory_limit_s(Collective::allreduce, n), 2 * prof.peer_copy.at(n * 2 / 3), 1e-12);
+  prof.peer_copy = {{4096, 1e7}, {4096 / 400e9, 1e7 / 400e9}};
+  EXPECT_NEAR(*Predictor(prof, 2).memory_limit_s(Collective::allreduce, n), traffic, 1e-12);
+}
+
 Profile hot_and_cold_profile() {
   // Cold tables 3x the hot ones, so a cost tells how cold the call was taken to be.
   Profile p;

@@ -32,6 +32,7 @@ nlohmann::json saved_profile() {
   p.reduce_hot = p.reduce_cold = line(2e-4);
   p.copy_hot = p.copy_cold = line(1e-4);
   p.working_set = line(1e-5);
+  p.peer_copy = line(3e-4);
   p.gpu.measured = true;
   p.gpu.large_bytes = 1 << 26;
   p.gpu.small_bytes = 8;
@@ -56,6 +57,8 @@ struct Damage {
 TEST(ProfileValidation, AnUndamagedProfileLoads) {
   const Profile p = profile_from_json(saved_profile(), "p.json");
   EXPECT_EQ(p.message_hot.bytes.size(), line(1).bytes.size());
+  ASSERT_EQ(p.peer_copy.bytes, line(3e-4).bytes);
+  EXPECT_NEAR(p.peer_copy.seconds.back(), line(3e-4).seconds.back(), 1e-15);
   EXPECT_TRUE(p.gpu.measured);
   EXPECT_TRUE(p.compute.measured);
 }
@@ -76,6 +79,9 @@ TEST(ProfileValidation, EachDamagedFieldIsAnInputErrorNamingTheFileAndTheField) 
       {"unsorted working set",
        [](auto& d) { std::swap(d["profile"]["working_set"][0], d["profile"]["working_set"][4]); },
        {"working_set[1].bytes", "ascending"}},
+      {"unsorted peer copies",
+       [](auto& d) { std::swap(d["profile"]["peer_copy"][0], d["profile"]["peer_copy"][2]); },
+       {"peer_copy[1].bytes", "ascending"}},
       {"another schema", [](auto& d) { d["schema"] = "scalelab.bench"; }, {"schema", "scalelab.calibration"}},
       {"no schema", [](auto& d) { d.erase("schema"); }, {"schema", "missing"}},
       {"future version", [](auto& d) { d["schema_version"] = kProfileSchemaVersion + 1; }, {"schema_version", "versions 1 to"}},
