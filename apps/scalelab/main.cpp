@@ -2,8 +2,6 @@
 // lists the subcommands. Each subcommand lives in cmd_<name>.cpp and returns its exit code;
 // errors are scalelab::Error exceptions, turned here into one line on stderr and exit 2 (usage,
 // input) or 1 (runtime, comm). Under MPI a failing rank brings the job down (comm::fail_job).
-#include <malloc.h>
-
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -16,6 +14,7 @@
 #include "flag_names.h"
 #include "comm/mpi_runtime.h"
 #include "core/error.h"
+#include "core/malloc_tuning.h"
 #include "data/jpeg_training_set.h"
 
 namespace {
@@ -78,17 +77,10 @@ void print_error_line(const std::string& line) {
   std::fflush(stderr);
 }
 
-// Large buffers stay in the heap instead of being unmapped and page-faulted in again on
-// every use: page faults cost ~100x memory bandwidth on the machines the labs run on.
-void tune_malloc() {
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's maximum
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  tune_malloc();
+  scalelab::keep_large_allocations();
   scalelab::data::register_jpeg_datasets();  // --dataset jpeg:DIR (libjpeg-turbo lives above lib/data)
   if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
     print_help();

@@ -3,7 +3,7 @@
 // Weights are (filters, in_channels, k, k) as in PyTorch. Images go through in chunks of a few:
 // im2col of the chunk (K x n*Ho*Wo, K = Cin*k*k) multiplied by the (filters x K) weights, then an
 // epilogue that adds the bias, applies the activation and reorders to NCHW in one pass.
-// Backward per chunk: im2col again, dW += dY cols^T, dX = col2im(W^T dY).
+// Backward per chunk: im2col again, dW^T += cols dY^T, dX = col2im(W^T dY).
 // Why chunks rather than the whole batch in one product: a chunk's columns (256 KiB) stay in the
 // cache between im2col, the product's packing and col2im; the whole batch's (85 MB for the cnn's
 // second layer) would go to memory and back five times per step, and memory bandwidth, not
@@ -85,7 +85,8 @@ class Conv2D final : public Layer {
     Tensor cols;     // im2col of one chunk; in backward also the chunk's input-gradient columns
     Tensor scratch;  // (filters x chunk*Ho*Wo): the product before the epilogue; dY in that layout
     Tensor pool_in;  // the chunk's output images when the pool after this layer takes them (forward_pooled)
-    Tensor dw, db;   // this thread's weight and bias gradients (thread 0 adds to the parameters')
+    Tensor dwt;      // this thread's weight gradient, transposed (K x filters), added in after the pass
+    Tensor db;       // this thread's bias gradient (thread 0 adds to the parameters')
   };
   std::vector<Workspace> ws_;
   std::size_t ws_cols_ = 0;

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/malloc_tuning.h"
 #include "core/rng.h"
 #include "core/timer.h"
 #include "nn/blas.h"
@@ -146,6 +147,7 @@ GemmBound gemm_bound(Step& step, int threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  scalelab::keep_large_allocations();  // as `scalelab train` runs
   using namespace scalelab;
   const Options o = parse(argc, argv);
   try {
