@@ -1,6 +1,6 @@
 // ring_vs_mpi: times scalelab's ring allreduce against the MPI library's own MPI_Allreduce, side
 // by side in one run, and prints the bus bandwidth of each and their ratio per size. A timing
-// program (not a CTest test): the evidence for issue 2's ">= 0.9x Open MPI from 1 to 64 MiB".
+// program (not a CTest test): the evidence for the goal of at least 0.9x Open MPI from 1 to 64 MiB.
 //
 //   mpirun --allow-run-as-root --oversubscribe -np 2 build/<dir>/tests/collectives/ring_vs_mpi
 //       [-b 1M] [-e 64M] [-n 20] [-w 5] [--algo ring] [--inplace]

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Side-by-side GPU training throughput: `scalelab train --device cuda` vs the strongest PyTorch.
 
-Issue 16's speed bars, on an H100 with Fashion-MNIST, float32 on both sides, scalelab's
+scalelab's speed goals, on an H100 with Fashion-MNIST, float32 on both sides, scalelab's
 images/sec against the BEST of the PyTorch peers run beside it (eager PyTorch and torch.compile
 in its "max-autotune" and "reduce-overhead" modes; same model, batch and precision):
   --model cnn:    at least 1.5x at batch 128 and at least 1.1x at batch 1024 (other batches: no bar);
   --model resnet: at least 1.0x at every batch.
-(Issue 6's earlier bars were 1.5x and 1.0x against eager PyTorch alone.) This script measures
+(The earlier goals were 1.5x and 1.0x against eager PyTorch alone.) This script measures
 them in one invocation. At every batch of --batches it runs --rounds rounds; each round runs
 scalelab and every peer of --peers once, one after another, the order rotated by one place from
 round to round, so that no side always runs first or after the same neighbour:
@@ -74,7 +74,7 @@ class Fail(Exception):
 
 
 def bar_of(model, batch):
-    """Issue 16: scalelab / best PyTorch peer images/sec at least this (float32), or None: no bar."""
+    """The goal: scalelab / best PyTorch peer images/sec at least this (float32), or None: no bar."""
     if model == "cnn":
         return {128: 1.5, 1024: 1.1}.get(batch)
     return 1.0
@@ -351,7 +351,7 @@ def print_table(a, rows, gpu, runs):
         why = ""
         if row["bar"] is None:
             why = (" (cpu check)" if a.device != "cuda" else " (PyTorch ran bfloat16 autocast; the bars are float32)"
-                   if a.torch_amp else f" (issue 16 sets none at batch {row['batch']} for {a.model})")
+                   if a.torch_amp else f" (no goal is set at batch {row['batch']} for {a.model})")
         print(f"    {'best peer':<{width}} {row['best_peer']}: {row['best_peer_median_img_per_s']:.0f} img/s; "
               f"scalelab / best peer = {row['ratio']:.2f}x, {bar}{verdict}{why}")
     print("  (medians over the rounds; ratio = scalelab / PyTorch, the best peer = the highest median)")
