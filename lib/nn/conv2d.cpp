@@ -63,7 +63,6 @@ void Conv2D::ensure_workspaces(const Shape& in_shape, std::size_t max_batch) {
   for (std::size_t w = 0; w < ws_.size(); ++w) {
     ws_[w].cols.resize(Shape{g.rows(), ncols});
     ws_[w].scratch.resize(Shape{o_.filters, ncols});
-    ws_[w].pool_in.resize(Shape{o_.filters, ncols});
     ws_[w].dwt.resize(Shape{g.rows(), o_.filters});
     if (w > 0) ws_[w].db.resize(Shape{o_.filters});
   }
@@ -97,6 +96,7 @@ void Conv2D::forward_pooled(ConstTensorView in, MaxPool2D& pool, TensorView pool
   const ConvGeometry g = geometry(in.shape.without_batch());
   const std::size_t batch = in.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
   ensure_workspaces(in.shape.without_batch(), batch);
+  for (auto& ws : ws_) ws.pool_in.resize(Shape{o_.filters, ws_cols_});  // allocates once
   parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
     float* images = ws_[w].pool_in.data();
     for (std::size_t c = c0; c < c1; ++c) {
@@ -134,46 +134,7 @@ void Conv2D::forward_chunk(const ConvGeometry& g, ConstTensorView in, float* ima
     }
 }
 
-void Conv2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) {
-  const std::size_t out_image = out.shape.without_batch().numel(), plane = out.shape[2] * out.shape[3];
-  const Activation act = dout_masked_ ? Activation::none : o_.activation;
-  backward_chunks(in, din, [&](std::size_t image, std::size_t filter, float* dz) {
-    const std::size_t at = image * out_image + filter * plane;
-    activation_backward(act, out.data + at, dout.data + at, dz, plane);
-  });
-}
-
-void Conv2D::backward_pooled(ConstTensorView in, const MaxPool2D& pool, ConstTensorView pooled,
-                             ConstTensorView dpooled, TensorView din) {
-  const ConvGeometry g = geometry(in.shape.without_batch());
-  backward_chunks(in, din, [&](std::size_t image, std::size_t filter, float* dz) {
-    pool.backward_plane(g.out_h(), g.out_w(), pooled, dpooled, image * o_.filters + filter, dz);
-  });
-}
-
-void Conv2D::backward_chunks(ConstTensorView in, TensorView din, const PlaneGradient& dz_plane) {
-  const ConvGeometry g = geometry(in.shape.without_batch());
-  const std::size_t batch = in.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
-  ensure_workspaces(in.shape.without_batch(), batch);
-  parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
-    ws_[w].dwt.fill(0.0f);
-    if (w > 0) ws_[w].db.fill(0.0f);  // other threads apart; thread 0 straight into the bias gradient
-    for (std::size_t c = c0; c < c1; ++c)
-      backward_chunk(g, in, dz_plane, din, c * chunk, std::min(chunk, batch - c * chunk), w);
-  });
-  // Each thread's dW^T, transposed into the weights' gradient (filters x K).
-  const std::size_t used = std::min<std::size_t>(static_cast<std::size_t>(compute_threads()), chunks);
-  const std::size_t k = g.rows(), filters = o_.filters;
-  float* dw = params_->grad(w_);
-  for (std::size_t w = 0; w < used; ++w) {
-    const float* dwt = ws_[w].dwt.data();
-    for (std::size_t f = 0; f < filters; ++f)
-      for (std::size_t r = 0; r < k; ++r) dw[f * k + r] += dwt[r * filters + f];
-    if (o_.bias && w > 0)
-      for (std::size_t f = 0; f < filters; ++f) params_->grad(b_)[f] += ws_[w].db.data()[f];
-  }
-}
-
+template <class PlaneGradient>
 void Conv2D::backward_chunk(const ConvGeometry& g, ConstTensorView in, const PlaneGradient& dz_plane, TensorView din,
                             std::size_t b0, std::size_t n, std::size_t worker) {
   const std::size_t plane = g.out_h() * g.out_w(), k = g.rows(), ncols = n * plane;
@@ -200,6 +161,47 @@ void Conv2D::backward_chunk(const ConvGeometry& g, ConstTensorView in, const Pla
         params_->value(w_), static_cast<int>(k), dz, static_cast<int>(ncols), 0.0f, ws.cols.data(),
         static_cast<int>(ncols));
   col2im(g, n, ws.cols.data(), din.data + b0 * in_image);
+}
+
+template <class PlaneGradient>
+void Conv2D::backward_chunks(ConstTensorView in, TensorView din, const PlaneGradient& dz_plane) {
+  const ConvGeometry g = geometry(in.shape.without_batch());
+  const std::size_t batch = in.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
+  ensure_workspaces(in.shape.without_batch(), batch);
+  parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
+    ws_[w].dwt.fill(0.0f);
+    if (w > 0) ws_[w].db.fill(0.0f);  // other threads apart; thread 0 straight into the bias gradient
+    for (std::size_t c = c0; c < c1; ++c)
+      backward_chunk(g, in, dz_plane, din, c * chunk, std::min(chunk, batch - c * chunk), w);
+  });
+  // Each thread's dW^T, transposed into the weights' gradient (filters x K).
+  const std::size_t used = std::min<std::size_t>(static_cast<std::size_t>(compute_threads()), chunks);
+  const std::size_t k = g.rows(), filters = o_.filters;
+  float* dw = params_->grad(w_);
+  for (std::size_t w = 0; w < used; ++w) {
+    const float* dwt = ws_[w].dwt.data();
+    for (std::size_t f = 0; f < filters; ++f)
+      for (std::size_t r = 0; r < k; ++r) dw[f * k + r] += dwt[r * filters + f];
+    if (o_.bias && w > 0)
+      for (std::size_t f = 0; f < filters; ++f) params_->grad(b_)[f] += ws_[w].db.data()[f];
+  }
+}
+
+void Conv2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) {
+  const std::size_t out_image = out.shape.without_batch().numel(), plane = out.shape[2] * out.shape[3];
+  const Activation act = dout_masked_ ? Activation::none : o_.activation;
+  backward_chunks(in, din, [&](std::size_t image, std::size_t filter, float* dz) {
+    const std::size_t at = image * out_image + filter * plane;
+    activation_backward(act, out.data + at, dout.data + at, dz, plane);
+  });
+}
+
+void Conv2D::backward_pooled(ConstTensorView in, const MaxPool2D& pool, ConstTensorView pooled,
+                             ConstTensorView dpooled, TensorView din) {
+  const ConvGeometry g = geometry(in.shape.without_batch());
+  backward_chunks(in, din, [&](std::size_t image, std::size_t filter, float* dz) {
+    pool.backward_plane(g.out_h(), g.out_w(), pooled, dpooled, image * o_.filters + filter, dz);
+  });
 }
 
 }  // namespace scalelab::nn

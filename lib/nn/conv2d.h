@@ -9,7 +9,6 @@
 // second layer) would go to memory and back five times per step, and memory bandwidth, not
 // arithmetic, would set the pace. Recomputing im2col in backward costs less than that traffic.
 #pragma once
-#include <functional>
 #include <vector>
 
 #include "nn/activation.h"
@@ -75,9 +74,11 @@ class Conv2D final : public Layer {
   // Images [b0, b0 + n) of `in` into `images` (NCHW, those n images only).
   void forward_chunk(const ConvGeometry& g, ConstTensorView in, float* images, std::size_t b0, std::size_t n,
                      std::size_t worker);
-  // Writes dZ of one (image, filter) plane, the activation's derivative applied, to its argument.
-  using PlaneGradient = std::function<void(std::size_t image, std::size_t filter, float* dz)>;
+  // dz_plane(image, filter, dz) writes dZ of one plane, the activation's derivative applied. A
+  // template, not a std::function: a capture that large would be allocated on every call.
+  template <class PlaneGradient>
   void backward_chunks(ConstTensorView in, TensorView din, const PlaneGradient& dz_plane);
+  template <class PlaneGradient>
   void backward_chunk(const ConvGeometry& g, ConstTensorView in, const PlaneGradient& dz_plane, TensorView din,
                       std::size_t b0, std::size_t n, std::size_t worker);
   // One per compute thread: chunks of images are spread over threads (compute.h).

@@ -9,7 +9,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <vector>
+#include <array>
 
 namespace scalelab::nn {
 namespace {
@@ -56,9 +56,12 @@ inline void valid_range(std::size_t kj, const ConvGeometry& g, std::size_t wo, s
 // Rows of at most 32 floats as two vectors: a source row shifted right by `shift` places (left
 // where negative), lanes that fall outside [0, n) of the source zeroed, as one two-source permute
 // per vector. Built once per kernel column, then applied to every row.
+constexpr std::size_t kNarrowMaxKernel = 16;  // kernel widths col2im_narrow takes
+
 struct RowShift {
   __m512i idx0, idx1;
   __mmask16 keep0, keep1;
+  RowShift() = default;
   RowShift(long shift, std::size_t n) {
     alignas(64) int i0[16], i1[16];
     unsigned k0 = 0, k1 = 0;
@@ -86,10 +89,8 @@ inline __mmask16 first_lanes(std::size_t n) {  // lanes [0, n) of 16
 void col2im_narrow(const ConvGeometry& g, std::size_t batch, const float* cols, float* in) {
   const std::size_t ho = g.out_h(), wo = g.out_w(), plane = ho * wo, ncols = batch * plane;
   const std::size_t w = g.width, kh = g.kernel_h, kw = g.kernel_w;
-  std::vector<RowShift> shifts;
-  shifts.reserve(kw);
-  for (std::size_t kj = 0; kj < kw; ++kj)
-    shifts.emplace_back(static_cast<long>(kj) - static_cast<long>(g.pad), wo);
+  std::array<RowShift, kNarrowMaxKernel> shifts;  // on the stack: this runs every step, and allocates nothing
+  for (std::size_t kj = 0; kj < kw; ++kj) shifts[kj] = RowShift(static_cast<long>(kj) - static_cast<long>(g.pad), wo);
   const __mmask16 src0 = first_lanes(wo), src1 = first_lanes(wo > 16 ? wo - 16 : 0);
   const __mmask16 dst0 = first_lanes(w), dst1 = first_lanes(w > 16 ? w - 16 : 0);
   for (std::size_t n = 0; n < batch; ++n)
@@ -217,7 +218,7 @@ void im2col(const ConvGeometry& g, std::size_t batch, const float* in, float* co
 
 void col2im(const ConvGeometry& g, std::size_t batch, const float* cols, float* in) {
 #if defined(__AVX512F__)
-  if (g.stride == 1 && g.width <= 32 && g.out_w() <= 32) {
+  if (g.stride == 1 && g.width <= 32 && g.out_w() <= 32 && g.kernel_w <= kNarrowMaxKernel) {
     col2im_narrow(g, batch, cols, in);
     return;
   }

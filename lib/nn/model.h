@@ -109,7 +109,7 @@ class Model {
   std::vector<std::pair<Conv2D*, MaxPool2D*>> fused_;
   bool fusion_ = true;
   bool forward_fused_ = true;  // fusion_ at the last forward, which backward must follow
-  std::vector<Tensor> acts_;  // output of each non-aliasing layer
+  std::vector<Tensor> acts_;  // output of each non-aliasing layer (none for a convolution fused with its pool)
   Tensor grad_buf_[2];        // ping-pong input gradients during backward
   ConstTensorView last_input_;
   std::vector<ConstTensorView> views_;  // views_[i]: output of layer i in the last forward

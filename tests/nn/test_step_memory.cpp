@@ -1,14 +1,11 @@
 // A training step allocates nothing: after two warm-up steps, further steps of the cnn (forward,
 // loss, backward, Adam) take no new page faults (each costs ~10 us on these VMs, so a step that
-// allocated and freed its buffers would be dominated by them). With glibc's allocator set as the
-// scalelab command sets it (core/malloc_tuning.h): OpenBLAS allocates and frees a workspace in
-// some products, which glibc's defaults would map afresh each time.
+// allocated and freed its buffers would be dominated by them).
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
 #include <vector>
 
-#include "core/malloc_tuning.h"
 #include "core/rng.h"
 #include "nn/loss.h"
 #include "nn/model.h"
@@ -24,7 +21,6 @@ long minor_faults() {
 }
 
 TEST(TrainingStep, TakesNoPageFaultsAfterWarmUp) {
-  keep_large_allocations();  // as the scalelab command does: the BLAS's own workspaces stay mapped
   for (const char* name : {"cnn", "resnet"}) {
     auto model = make_model(name, Shape{1, 28, 28}, 10, 1);
     auto opt = optim::make_optimizer("adam", {});
