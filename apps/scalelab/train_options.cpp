@@ -12,6 +12,8 @@
 #include "core/error.h"
 #include "core/text.h"
 #include "core/size_parse.h"
+#include "model/predict.h"
+#include "model/profile.h"
 #include "nn/model.h"
 #include "nn/step_plan.h"
 #include "optim/factory.h"
@@ -89,7 +91,9 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
     add("timeline", po::value<std::string>()->default_value(""), "write a Chrome trace JSON timeline of every step (Perfetto)");
   }
   add("algo", po::value<std::string>()->default_value(d.algo),
-      ("allreduce algorithm for the gradients: " + join(collectives::algorithm_names(collectives::Collective::allreduce))).c_str());
+      ("allreduce algorithm for the gradients: " + join(collectives::algorithm_names(collectives::Collective::allreduce)) +
+       ", or auto (CPU ranks: the fastest the calibrated cost model predicts for the largest bucket; library when "
+       "this machine has no calibration profile)").c_str());
   add("bucket-cap", po::value<std::string>()->default_value(default_bucket_cap()),
       "float32 gradient bytes per allreduce bucket, with K, M, G suffixes (HOROVOD_FUSION_THRESHOLD, PyTorch DDP's "
       "bucket_cap_mb); 0: one allreduce per tensor. --fusion-threshold is its deprecated spelling");
@@ -150,6 +154,13 @@ TrainOptions read_train_options(const po::variables_map& vm) {
   if (declared(vm, "resume")) c.resume = vm["resume"].as<std::string>();
   if (declared(vm, "timeline")) c.timeline = vm["timeline"].as<std::string>();
   c.algo = vm["algo"].as<std::string>();
+  c.choose_algorithm = [](double bytes, int ranks) -> std::string {
+    const auto profile = model::try_load_profile(model::default_profile_path());
+    if (!profile) return "";
+    return model::Predictor(*profile, ranks)
+        .predict(collectives::Collective::allreduce, "auto", std::nullopt, bytes)
+        .algorithm;
+  };
   c.bucket_cap_bytes = parse_size(vm["bucket-cap"].as<std::string>(), "--bucket-cap");
   c.fp16_allreduce = vm["fp16-allreduce"].as<bool>();
   if (declared(vm, "backward-passes-per-step")) c.backward_passes_per_step = vm["backward-passes-per-step"].as<int>();

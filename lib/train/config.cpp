@@ -77,7 +77,7 @@ void TrainConfig::validate() const {
   if (!(stall_timeout_s >= 0) || !std::isfinite(stall_timeout_s)) {
     bad("stall_timeout_s", fmt::format("{}: give seconds >= 0 (0: never)", stall_timeout_s));
   }
-  (void)collectives::find_algorithm(collectives::Collective::allreduce, algo, "algo");  // the table's own error
+  if (algo != "auto") (void)collectives::find_algorithm(collectives::Collective::allreduce, algo, "algo");  // the table's own error
 }
 
 void to_json(nlohmann::json& j, const EpochRecord& r) {

@@ -47,13 +47,19 @@ CpuEngine::CpuEngine(const TrainConfig& config, comm::Communicator& comm, const 
   model_->reserve(config.batch_size);
   optimizer_ = optim::make_optimizer(config.optimizer, config.optimizer_options);
   optimizer_->bind(model_->parameters());
-  algo_ = config.algo;
   nn::StepPlan plan = make_step_plan(config, model_->parameters());
+  algo_ = config.algo;
+  if (algo_ == "auto") {
+    const AlgorithmChoice choice =
+        choose_allreduce(comm, static_cast<double>(plan.largest_count() * sizeof(float)), config.choose_algorithm);
+    algo_ = choice.algorithm;
+    algo_words_ = choice.words;
+  }
   overlap_words_ = why_not_overlapped(config, comm);
   if (overlap_words_.empty()) {
-    overlapped_ = std::make_unique<OverlappedAverager>(comm, config.algo, std::move(plan), model_->parameters().grads());
+    overlapped_ = std::make_unique<OverlappedAverager>(comm, algo_, std::move(plan), model_->parameters().grads());
   } else {
-    averager_ = std::make_unique<GradientAverager>(comm, config.algo, std::move(plan));
+    averager_ = std::make_unique<GradientAverager>(comm, algo_, std::move(plan));
   }
   dlogits_.resize(nn::Shape{config.batch_size, classes});
 }
@@ -94,7 +100,8 @@ std::vector<std::pair<double, double>> CpuEngine::allreduce_spans() const {
 }
 
 std::string CpuEngine::averaging() const {
-  return overlapped_ ? overlapped_->describe() : averager_->describe() + ", " + overlap_words_;
+  const std::string chosen = algo_words_.empty() ? "" : " (" + algo_words_ + ")";
+  return (overlapped_ ? overlapped_->describe() : averager_->describe() + ", " + overlap_words_) + chosen;
 }
 
 void CpuEngine::enable_sync_batchnorm(comm::Communicator& comm) {

@@ -1,0 +1,56 @@
+// --algo auto: every rank runs rank 0's choice (whatever the others' choosers would say), the MPI
+// library's allreduce when there is nothing to choose by, and a chooser's unknown name is an error.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "comm/local.h"
+#include "core/error.h"
+#include "train/algorithm_choice.h"
+
+using namespace scalelab;
+
+TEST(AlgorithmChoice, EveryRankRunsRankZerosChoice) {
+  for (int ranks : {2, 3}) {
+    std::vector<std::string> got(static_cast<std::size_t>(ranks));
+    std::vector<double> asked(static_cast<std::size_t>(ranks), -1.0);
+    comm::run_local(ranks, [&](comm::Communicator& comm) {
+      const auto me = static_cast<std::size_t>(comm.rank());
+      // Rank 0's chooser says shm; the others' would say ring (e.g. another host's profile).
+      const train::AlgorithmChoice c = train::choose_allreduce(comm, 4.8e6, [&](double bytes, int n) {
+        asked[me] = bytes;
+        EXPECT_EQ(n, ranks);
+        return std::string(comm.rank() == 0 ? "shm" : "ring");
+      });
+      got[me] = c.algorithm;
+      EXPECT_NE(c.words.find("auto: the fastest the calibrated model predicts"), std::string::npos) << c.words;
+    });
+    for (int r = 0; r < ranks; ++r) EXPECT_EQ(got[static_cast<std::size_t>(r)], "shm") << "rank " << r;
+    EXPECT_EQ(asked[0], 4.8e6);
+    for (int r = 1; r < ranks; ++r) EXPECT_EQ(asked[static_cast<std::size_t>(r)], -1.0) << "only rank 0 chooses";
+  }
+}
+
+TEST(AlgorithmChoice, WithoutAProfileTheLibrarysOwnAndSaysHowToCalibrate) {
+  comm::run_local(3, [&](comm::Communicator& comm) {
+    for (const train::AlgorithmChooser& chooser :
+         {train::AlgorithmChooser{}, train::AlgorithmChooser{[](double, int) { return std::string(); }}}) {
+      const train::AlgorithmChoice c = train::choose_allreduce(comm, 1e6, chooser);
+      EXPECT_EQ(c.algorithm, "library");
+      EXPECT_NE(c.words.find("calibrate"), std::string::npos) << c.words;
+    }
+  });
+}
+
+TEST(AlgorithmChoice, AChoiceThatIsNoAllreduceAlgorithmIsAnError) {
+  comm::run_local(1, [&](comm::Communicator& comm) {
+    try {
+      (void)train::choose_allreduce(comm, 1e6, [](double, int) { return std::string("nvls"); });
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'nvls'"), std::string::npos) << e.what();
+    }
+  });
+}
