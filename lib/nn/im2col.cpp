@@ -53,11 +53,11 @@ inline void valid_range(std::size_t kj, const ConvGeometry& g, std::size_t wo, s
 }
 
 #if defined(__AVX512F__)
+constexpr std::size_t kNarrowMaxKernel = 16;  // kernel widths col2im_narrow takes
+
 // Rows of at most 32 floats as two vectors: a source row shifted right by `shift` places (left
 // where negative), lanes that fall outside [0, n) of the source zeroed, as one two-source permute
 // per vector. Built once per kernel column, then applied to every row.
-constexpr std::size_t kNarrowMaxKernel = 16;  // kernel widths col2im_narrow takes
-
 struct RowShift {
   __m512i idx0, idx1;
   __mmask16 keep0, keep1;
@@ -185,6 +185,7 @@ void im2col(const ConvGeometry& g, std::size_t batch, const float* in, float* co
     im2col_stride1(g, batch, in, cols);
     return;
   }
+  // Strided: the general loop.
   const std::size_t ho = g.out_h(), wo = g.out_w(), plane = ho * wo, ncols = batch * plane;
   const std::size_t hw = g.height * g.width;
   for (std::size_t c = 0; c < g.channels; ++c)
@@ -205,11 +206,7 @@ void im2col(const ConvGeometry& g, std::size_t batch, const float* in, float* co
             // For ow in [lo, hi), ow*stride + kj - pad is inside [0, W) (valid_range).
             const float* srow = src + static_cast<std::size_t>(ih) * g.width;
             std::fill_n(dst, lo, 0.0f);
-            if (g.stride == 1) {
-              row_op<false>(dst + lo, srow + (lo + kj - g.pad), hi - lo);  // lo + kj >= pad
-            } else {
-              for (std::size_t ow = lo; ow < hi; ++ow) dst[ow] = srow[ow * g.stride + kj - g.pad];
-            }
+            for (std::size_t ow = lo; ow < hi; ++ow) dst[ow] = srow[ow * g.stride + kj - g.pad];
             std::fill(dst + hi, dst + wo, 0.0f);
           }
         }

@@ -1,7 +1,8 @@
 // im2col and col2im against their definitions (im2col.h), entry by entry, over geometries that
-// take each path: rows of at most 32 floats at stride 1 (the vector path, padded or not, kernels
-// from 1 to 5) and wider rows or stride 2 (the general path). col2im must equal the sum, in the
-// same order, of every column entry that reads each input position: the same to the last bit.
+// take each path: at stride 1 whole rows of 16 floats or more, rows with padding and short rows
+// (im2col), rows of at most 32 floats (col2im's vector path, kernels from 1 to 5) and wider ones;
+// stride 2 (the general loops). col2im must equal the sum, in the same order, of every column
+// entry that reads each input position: the same to the last bit.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -67,6 +68,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{{3, 9, 7, 3, 3, 1, 1}, 2},      // 'same' padding, short rows
                       Case{{2, 12, 32, 5, 5, 1, 2}, 1},    // 32-wide rows, kernel 5
                       Case{{2, 6, 17, 1, 1, 1, 0}, 2},     // 1 x 1, 17 wide
+                      Case{{2, 8, 10, 3, 3, 1, 0}, 3},     // rows shorter than a vector, no padding
                       Case{{2, 6, 30, 2, 4, 1, 3}, 1},     // rectangular kernel, padding above the kernel's half
                       Case{{2, 10, 40, 3, 3, 1, 1}, 2},    // rows wider than 32: the general path
                       Case{{3, 11, 11, 3, 3, 2, 1}, 2}));  // stride 2: the general path
