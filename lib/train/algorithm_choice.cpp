@@ -13,6 +13,7 @@
 namespace scalelab::train {
 
 AlgorithmChoice choose_allreduce(comm::Communicator& comm, double bytes, const AlgorithmChooser& chooser) {
+  if (comm.size() == 1) return {"library", ""};  // nothing to average, nothing to choose
   const auto names = collectives::algorithm_names(collectives::Collective::allreduce);
   std::int32_t index = -1;  // into names; -1: no choice
   if (comm.rank() == 0 && chooser) {

@@ -27,7 +27,7 @@ struct AlgorithmChoice {
 };
 
 // Collective. Rank 0's choice; a name the chooser gives that is not an allreduce algorithm is a
-// runtime error naming it.
+// runtime error naming it. On one rank: library, no words (there is nothing to average).
 [[nodiscard]] AlgorithmChoice choose_allreduce(comm::Communicator& comm, double bytes, const AlgorithmChooser& chooser);
 
 }  // namespace scalelab::train

@@ -45,12 +45,23 @@ TEST(AlgorithmChoice, WithoutAProfileTheLibrarysOwnAndSaysHowToCalibrate) {
 }
 
 TEST(AlgorithmChoice, AChoiceThatIsNoAllreduceAlgorithmIsAnError) {
-  comm::run_local(1, [&](comm::Communicator& comm) {
+  // Two ranks: rank 0's error ends the job (under MPI, fail_job); here each rank's is checked.
+  comm::run_local(2, [&](comm::Communicator& comm) {
+    if (comm.rank() != 0) return;  // rank 1 would wait in the broadcast rank 0 never reaches
     try {
       (void)train::choose_allreduce(comm, 1e6, [](double, int) { return std::string("nvls"); });
       ADD_FAILURE() << "accepted";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("'nvls'"), std::string::npos) << e.what();
     }
+  });
+}
+
+TEST(AlgorithmChoice, OneRankHasNothingToChoose) {
+  comm::run_local(1, [&](comm::Communicator& comm) {
+    const train::AlgorithmChoice c =
+        train::choose_allreduce(comm, 1e6, [](double, int) -> std::string { throw std::logic_error("asked"); });
+    EXPECT_EQ(c.algorithm, "library");
+    EXPECT_TRUE(c.words.empty()) << c.words;
   });
 }
