@@ -78,6 +78,16 @@ int cmd_calibrate(const Args& args) {
     prof.compute = sim::to_compute_rates(sim::measure_cpu_rates({.quick = o.quick}));
   }
   quiet_barrier();
+  {
+    // The same layers with both ranks computing at once, as the ranks of a node train: they share
+    // the caches and the memory bandwidth. The slower rank's rate per kind.
+    sim::CpuRates shared = sim::measure_cpu_rates({.quick = o.quick});
+    std::vector<double> mine(shared.rate.begin(), shared.rate.end()), slowest(mine.size());
+    comm->allreduce(mine.data(), slowest.data(), mine.size(), comm::DataType::f64, comm::ReduceOp::min);
+    std::copy(slowest.begin(), slowest.end(), shared.rate.begin());
+    if (comm->rank() == 0) prof.compute_shared = sim::to_compute_rates(shared);
+  }
+  quiet_barrier();
   const bool force = vm->count("force") > 0;
   const nlohmann::json load_record = load.finish(*comm, 1, /*warn=*/force);
   if (comm->rank() == 0) {
@@ -104,6 +114,11 @@ int cmd_calibrate(const Args& args) {
                 prof.compute.batch, prof.compute.blas.c_str(), prof.compute.conv_flops_per_s * 1e-9,
                 prof.compute.matmul_flops_per_s * 1e-9, prof.compute.elementwise_bytes_per_s * 1e-9,
                 prof.compute.pool_bytes_per_s * 1e-9);
+    const model::ComputeRates& sh = prof.compute_shared;
+    std::printf("# the same with %d ranks computing at once (each): conv %.1f GFLOP/s, dense %.1f GFLOP/s, "
+                "elementwise %.1f GB/s, max-pool %.1f GB/s\n",
+                comm->size(), sh.conv_flops_per_s * 1e-9, sh.matmul_flops_per_s * 1e-9, sh.elementwise_bytes_per_s * 1e-9,
+                sh.pool_bytes_per_s * 1e-9);
     // schema_version 2 adds the profile's "gpu" section, 3 its "working_set" table, 4 its
     // "compute" rates; older profiles still load.
     nlohmann::json doc = make_envelope("calibration", model::kProfileSchemaVersion, args.full);

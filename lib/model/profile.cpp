@@ -164,25 +164,27 @@ nlohmann::json compute_json(const ComputeRates& c) {
           {"pool_GBps", c.pool_bytes_per_s * 1e-9}};
 }
 
-ComputeRates compute_from(const nlohmann::json& j, const std::string& origin) {
+// `key`: "compute" or "compute_shared" (the same fields).
+ComputeRates compute_from(const nlohmann::json& j, const std::string& origin, const std::string& key) {
   ComputeRates c;
-  if (!j.contains("compute")) {
-    c.reason = "this profile predates the compute measurements (schema_version 3 or older)";
+  if (!j.contains(key)) {
+    c.reason = key == "compute" ? "this profile predates the compute measurements (schema_version 3 or older)"
+                                : "this profile predates the measurement with every rank computing at once";
     return c;
   }
-  const nlohmann::json& x = j["compute"];
+  const nlohmann::json& x = j[key];
   c.measured = x.at("measured").get<bool>();
   if (!c.measured) {
     c.reason = x.value("reason", std::string("not measured"));
     return c;
   }
   c.blas = x.value("blas", std::string());
-  c.threads = whole(x, "threads", origin, "compute.threads", 1, 1);
-  c.batch = whole(x, "batch", origin, "compute.batch", 0, 0);
-  c.conv_flops_per_s = number(x, "conv_gflops_per_s", origin, "compute.conv_gflops_per_s", 0, true) * 1e9;
-  c.matmul_flops_per_s = number(x, "matmul_gflops_per_s", origin, "compute.matmul_gflops_per_s", 0, true) * 1e9;
-  c.elementwise_bytes_per_s = number(x, "elementwise_GBps", origin, "compute.elementwise_GBps", 0, true) * 1e9;
-  c.pool_bytes_per_s = number(x, "pool_GBps", origin, "compute.pool_GBps", 0, true) * 1e9;
+  c.threads = whole(x, "threads", origin, key + ".threads", 1, 1);
+  c.batch = whole(x, "batch", origin, key + ".batch", 0, 0);
+  c.conv_flops_per_s = number(x, "conv_gflops_per_s", origin, key + ".conv_gflops_per_s", 0, true) * 1e9;
+  c.matmul_flops_per_s = number(x, "matmul_gflops_per_s", origin, key + ".matmul_gflops_per_s", 0, true) * 1e9;
+  c.elementwise_bytes_per_s = number(x, "elementwise_GBps", origin, key + ".elementwise_GBps", 0, true) * 1e9;
+  c.pool_bytes_per_s = number(x, "pool_GBps", origin, key + ".pool_GBps", 0, true) * 1e9;
   return c;
 }
 
@@ -228,7 +230,8 @@ nlohmann::json to_json(const Profile& p) {
           {"staged_hot", table_json(p.staged_hot)},
           {"staged_cold", table_json(p.staged_cold)},
           {"peer_copy", table_json(p.peer_copy)},
-          {"compute", compute_json(p.compute)}};
+          {"compute", compute_json(p.compute)},
+          {"compute_shared", compute_json(p.compute_shared)}};
 }
 
 Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) {
@@ -259,7 +262,8 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     if (j.contains("staged_hot")) p.staged_hot = table_from(j, "staged_hot", origin, /*may_be_empty=*/true);
     if (j.contains("staged_cold")) p.staged_cold = table_from(j, "staged_cold", origin, /*may_be_empty=*/true);
     if (j.contains("peer_copy")) p.peer_copy = table_from(j, "peer_copy", origin, /*may_be_empty=*/true);
-    p.compute = compute_from(j, origin);
+    p.compute = compute_from(j, origin, "compute");
+    p.compute_shared = compute_from(j, origin, "compute_shared");
     return p;
   } catch (const nlohmann::json::exception& e) {
     throw_input(origin + ": not a scalelab calibration profile (" + std::string(e.what()) + "); run 'scalelab calibrate' again");

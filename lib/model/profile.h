@@ -97,6 +97,10 @@ struct Profile {
   // received into), for W from a few hundred KiB to 4x the LLC. See cold_fraction().
   SizeTable working_set;
   ComputeRates compute;  // schema_version 4; "not measured" in older profiles
+  // The same layers timed with every rank of the calibration computing at once (they share the
+  // caches and the memory bandwidth): what each rank gets when a node runs several. The slower
+  // rank's rates. "Not measured" in profiles made before it was.
+  ComputeRates compute_shared;
 };
 
 // The fraction (0: in cache, 1: from memory) of the way from the in-cache to the from-memory

@@ -194,13 +194,15 @@ DeviceSpec cpu_device(const CpuRates& r, const std::string& title) {
   return d;
 }
 
-DeviceSpec device_from_profile(const model::Profile& p, const std::string& origin) {
+DeviceSpec device_from_profile(const model::Profile& p, const std::string& origin, bool shared) {
   if (!p.compute.measured) {
     throw_input(origin + ": the profile has no compute rates (" + p.compute.reason +
                 "); run 'scalelab calibrate' to time this machine's layers");
   }
-  DeviceSpec d = cpu_device(cpu_rates_from(p.compute), "this machine's CPU" + (p.cpu_model.empty() ? std::string() : " (" + p.cpu_model + ")") +
-                                                           ", " + std::to_string(p.compute.threads) + " thread(s)");
+  const model::ComputeRates& c = shared && p.compute_shared.measured ? p.compute_shared : p.compute;
+  DeviceSpec d = cpu_device(cpu_rates_from(c), "this machine's CPU" + (p.cpu_model.empty() ? std::string() : " (" + p.cpu_model + ")") +
+                                                   ", " + std::to_string(c.threads) + " thread(s)" +
+                                                   (&c == &p.compute_shared ? ", every rank of the node computing" : ""));
   d.sources.push_back("calibration profile " + origin + (p.created.empty() ? std::string() : " of " + p.created));
   return d;
 }

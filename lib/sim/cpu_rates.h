@@ -55,6 +55,8 @@ struct CpuRateOptions {
 
 // "This machine" from a calibration profile's compute section; a profile without one is an input
 // error naming `origin` and saying to run `scalelab calibrate`.
-[[nodiscard]] DeviceSpec device_from_profile(const model::Profile& p, const std::string& origin);
+// shared: the rates measured with every rank computing at once (Profile::compute_shared), where
+// the profile has them; else the rates of one rank alone.
+[[nodiscard]] DeviceSpec device_from_profile(const model::Profile& p, const std::string& origin, bool shared = false);
 
 }  // namespace scalelab::sim

@@ -63,7 +63,13 @@ ScalingResult on_this_machine(const ScalingRequest& q, ScalingResult res) {
   const std::string path = q.profile.empty() ? model::default_profile_path() : q.profile;
   const model::Profile profile = model::load_profile(path);
   res.device = device_from_profile(profile, path);
-  res.machine = "this machine (" + profile.host + "), CPU ranks of one thread";
+  // Several ranks on this node share its caches and memory bandwidth: their layers run at the rates
+  // calibrate measured with every rank computing at once, where the profile has them.
+  const DeviceSpec shared =
+      profile.compute_shared.measured ? device_from_profile(profile, path, /*shared=*/true) : res.device;
+  res.machine = "this machine (" + profile.host + "), CPU ranks of one thread" +
+                (profile.compute_shared.measured ? "; several ranks at the layer rates measured with all computing at once"
+                                                 : "");
   res.options.overlap = false;  // the CPU engine averages once backward has ended
   res.options.input = {};       // the lab data sets are decoded arrays in memory
   for (const int n : q.counts) {
@@ -71,7 +77,7 @@ ScalingResult on_this_machine(const ScalingRequest& q, ScalingResult res) {
     if (n > 1) pr.emplace(profile, n);
     ScalingRow row;
     row.devices = n;
-    row.step = simulate_step({res.workload, res.device, pr ? &*pr : nullptr, res.options});
+    row.step = simulate_step({res.workload, n > 1 ? shared : res.device, pr ? &*pr : nullptr, res.options});
     if (pr && res.collectives.empty()) res.collectives = pr->where();
     res.rows.push_back(std::move(row));
   }

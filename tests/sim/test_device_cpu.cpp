@@ -1,7 +1,12 @@
 // "This machine": the nn engine's layers timed per kind make a CPU device whose roofline gives
 // back the measured rates, the calibration profile keeps them (and older profiles still load, as
-// "not measured"), and a profile without them says to run `scalelab calibrate`.
+// "not measured"), and a profile without them says to run `scalelab calibrate`. Several ranks on
+// the node are priced at the rates timed with every rank computing at once, where measured.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -9,6 +14,7 @@
 #include "model/profile.h"
 #include "nn/compute.h"
 #include "sim/cpu_rates.h"
+#include "sim/scaling.h"
 
 namespace scalelab::sim {
 namespace {
@@ -105,6 +111,65 @@ TEST(ProfileCompute, AnOlderProfileLoadsAsNotMeasuredAndTheSimulatorSaysToCalibr
     EXPECT_NE(what.find("run 'scalelab calibrate'"), std::string::npos) << what;
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
   }
+}
+
+// made_up() with its memory-bound kinds at half the rate: what two ranks sharing the memory get.
+CpuRates made_up_shared() {
+  CpuRates r = made_up();
+  for (LayerKind k : {LayerKind::elementwise, LayerKind::norm, LayerKind::embedding, LayerKind::pool}) r.rate[idx(k)] /= 2;
+  return r;
+}
+
+TEST(ProfileCompute, TheSharedRatesRoundTripAndAnOlderProfileFallsBackToTheSoloOnes) {
+  model::Profile p = minimal_profile();
+  p.compute = to_compute_rates(made_up());
+  p.compute_shared = to_compute_rates(made_up_shared());
+  const model::Profile q = model::profile_from_json(model::to_json(p), "test profile");
+  ASSERT_TRUE(q.compute_shared.measured);
+  EXPECT_DOUBLE_EQ(q.compute_shared.pool_bytes_per_s, 3e9);
+  const DeviceSpec solo = device_from_profile(q, "test profile"), shared = device_from_profile(q, "test profile", true);
+  EXPECT_NEAR(shared.layer_seconds(LayerKind::pool, 0, 3e9, Precision::fp32), 1.0, 1e-12);
+  EXPECT_NEAR(solo.layer_seconds(LayerKind::pool, 0, 3e9, Precision::fp32), 0.5, 1e-12);
+  EXPECT_NE(shared.title.find("every rank of the node computing"), std::string::npos) << shared.title;
+  nlohmann::json j = model::to_json(p);
+  j.erase("compute_shared");  // made before it was measured
+  const model::Profile old = model::profile_from_json(j, "old.json");
+  EXPECT_FALSE(old.compute_shared.measured);
+  EXPECT_NE(old.compute_shared.reason.find("predates"), std::string::npos);
+  EXPECT_NEAR(device_from_profile(old, "old.json", true).layer_seconds(LayerKind::pool, 0, 3e9, Precision::fp32), 0.5, 1e-12);
+  j["compute_shared"] = model::to_json(p)["compute_shared"];
+  j["compute_shared"]["pool_GBps"] = 0;
+  try {
+    (void)model::profile_from_json(j, "bad.json");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("compute_shared.pool_GBps"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ThisMachine, SeveralRanksComputeAtTheSharedRatesOneAtTheSoloOnes) {
+  model::Profile p = minimal_profile();
+  p.compute = to_compute_rates(made_up());
+  const std::string path = testing::TempDir() + "scalelab-shared-" + std::to_string(getpid()) + ".json";
+  auto run = [&] {
+    std::ofstream(path) << model::to_json(p).dump();
+    ScalingRequest q;
+    q.workload = "cnn";
+    q.machine = "this";
+    q.profile = path;
+    q.counts = {1, 2};
+    return simulate_scaling(q);
+  };
+  const ScalingResult alone = run();
+  ASSERT_EQ(alone.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(alone.rows[1].step.parts.compute_s(), alone.rows[0].step.parts.compute_s());
+  p.compute_shared = to_compute_rates(made_up_shared());
+  const ScalingResult shared = run();
+  std::remove(path.c_str());
+  EXPECT_DOUBLE_EQ(shared.rows[0].step.parts.compute_s(), alone.rows[0].step.parts.compute_s());
+  EXPECT_GT(shared.rows[1].step.parts.compute_s(), shared.rows[0].step.parts.compute_s());
+  EXPECT_LT(shared.rows[1].scaling_efficiency, alone.rows[1].scaling_efficiency);
+  EXPECT_NE(shared.machine.find("all computing at once"), std::string::npos) << shared.machine;
 }
 
 TEST(ProfileCompute, ANonPositiveRateIsAnInputError) {
