@@ -14,29 +14,19 @@
 namespace scalelab::nn {
 namespace {
 
-// dst[0..n) = src[0..n) (add = false) or dst[0..n) += src[0..n) (add = true), for the short rows
-// of a convolution (24 floats for the cnn): with AVX-512 one full and one masked vector per row,
-// where the compiler's loop spends more on its prologue and remainder than on the copy.
-template <bool add>
-inline void row_op(float* dst, const float* src, std::size_t n) {
+// dst[0..n) += src[0..n), for the short rows of a convolution: with AVX-512 whole vectors and one
+// masked one per row, where the compiler's loop spends more on its prologue and remainder than on
+// the additions.
+inline void add_row(float* dst, const float* src, std::size_t n) {
 #if defined(__AVX512F__)
   std::size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m512 v = _mm512_loadu_ps(src + i);
-    if constexpr (add) v = _mm512_add_ps(v, _mm512_loadu_ps(dst + i));
-    _mm512_storeu_ps(dst + i, v);
-  }
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, _mm512_add_ps(_mm512_loadu_ps(src + i), _mm512_loadu_ps(dst + i)));
   if (i < n) {
     const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1u);
-    __m512 v = _mm512_maskz_loadu_ps(m, src + i);
-    if constexpr (add) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, dst + i));
-    _mm512_mask_storeu_ps(dst + i, m, v);
+    _mm512_mask_storeu_ps(dst + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, src + i), _mm512_maskz_loadu_ps(m, dst + i)));
   }
 #else
-  for (std::size_t i = 0; i < n; ++i) {
-    if constexpr (add) dst[i] += src[i];
-    else dst[i] = src[i];
-  }
+  for (std::size_t i = 0; i < n; ++i) dst[i] += src[i];
 #endif
 }
 
@@ -238,7 +228,7 @@ void col2im(const ConvGeometry& g, std::size_t batch, const float* cols, float* 
             // For ow in [lo, hi), ow*stride + kj - pad is inside [0, W) (valid_range).
             float* drow = dst + static_cast<std::size_t>(ih) * g.width;
             if (g.stride == 1) {
-              row_op<true>(drow + (lo + kj - g.pad), src + lo, hi - lo);
+              add_row(drow + (lo + kj - g.pad), src + lo, hi - lo);
             } else {
               for (std::size_t ow = lo; ow < hi; ++ow) drow[ow * g.stride + kj - g.pad] += src[ow];
             }

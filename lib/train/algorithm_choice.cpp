@@ -1,4 +1,4 @@
-// --algo auto (see algorithm_choice.h).
+// The gradient allreduce's algorithm chosen by the cost model (see algorithm_choice.h).
 #include "train/algorithm_choice.h"
 
 #include <algorithm>
@@ -20,7 +20,9 @@ AlgorithmChoice choose_allreduce(comm::Communicator& comm, double bytes, const A
     const std::string pick = chooser(bytes, comm.size());
     if (!pick.empty()) {
       const auto it = std::find(names.begin(), names.end(), pick);
-      if (it == names.end()) throw_runtime("--algo auto: the cost model chose '" + pick + "', which is not an allreduce algorithm");
+      if (it == names.end()) {
+        throw_parameter(ErrorKind::runtime, "algo", "auto: the cost model chose '" + pick + "', which is not an allreduce algorithm");
+      }
       index = static_cast<std::int32_t>(it - names.begin());
     }
   }

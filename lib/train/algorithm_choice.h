@@ -1,4 +1,4 @@
-// `--algo auto` on CPU ranks: the gradient allreduce's algorithm, chosen for the step plan's
+// algo "auto" on CPU ranks: the gradient allreduce's algorithm, chosen for the step plan's
 // largest bucket by whoever can price it (the scalelab command passes the calibrated cost model,
 // model::Predictor, whose "auto" is the fastest algorithm it predicts), on rank 0, and broadcast so
 // that every rank runs the same one. Without a chooser, or when it has no answer (no calibration

@@ -34,7 +34,7 @@ struct TrainConfig {
   std::string resume;                 // a checkpoint to continue from; empty: start afresh
   std::string timeline;               // Chrome trace JSON of every step; empty: none
   std::string algo = "library";       // allreduce algorithm for the gradients (collectives/), or auto
-  // --algo auto on CPU ranks: prices the algorithms for a bucket size (train/algorithm_choice.h);
+  // algo "auto" on CPU ranks: prices the algorithms for a bucket size (train/algorithm_choice.h);
   // the scalelab command sets it from the calibration profile. Not part of the saved config.
   AlgorithmChooser choose_algorithm;
   std::size_t bucket_cap_bytes = nn::kDefaultBucketCapBytes;  // float32 gradient bytes per allreduce bucket (nn/step_plan.h); 0: one per tensor

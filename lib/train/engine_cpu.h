@@ -43,7 +43,7 @@ class CpuEngine final : public Engine {
   nn::Shape sample_;
   std::unique_ptr<nn::Model> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;
-  std::string algo_;        // the gradient allreduce's algorithm (--algo auto resolved)
+  std::string algo_;        // the gradient allreduce's algorithm ("auto" resolved)
   std::string algo_words_;  // how auto chose it; empty when named
   std::unique_ptr<GradientAverager> averager_;     // overlap off: after backward
   std::unique_ptr<OverlappedAverager> overlapped_;  // overlap on: during backward

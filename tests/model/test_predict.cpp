@@ -232,9 +232,9 @@ TEST(Predictor, CalibratedCpuRingFollowsItsTables) {
   EXPECT_NEAR(pr.predict(Collective::allreduce, "ring", std::nullopt, n).time_s, expected, expected * 1e-9);
 }
 
-TEST(Predictor, MemoryLimitIsTheLeastTrafficOfAnAllreduceAtTheCopyRate) {
-  // memcpy at a constant 16 GB/s (of bytes copied): an allreduce of n bytes on p ranks reads
-  // (2p-1)/p n and writes n per rank, the traffic of a memcpy of (3p-1)/(2p) n.
+// Messages and reductions at 1 us + 5 GB/s, memcpy at a constant 16 GB/s (of bytes copied), hot
+// and cold alike.
+Profile copy_at_16GBps_profile() {
   Profile prof;
   for (double s : {8.0, 1e3, 1e6, 1e8}) {
     for (SizeTable* t : {&prof.message_hot, &prof.message_cold, &prof.reduce_hot, &prof.reduce_cold}) {
@@ -246,6 +246,13 @@ TEST(Predictor, MemoryLimitIsTheLeastTrafficOfAnAllreduceAtTheCopyRate) {
       t->seconds.push_back(s / 16e9);
     }
   }
+  return prof;
+}
+
+TEST(Predictor, MemoryLimitIsTheLeastTrafficOfAnAllreduceAtTheCopyRate) {
+  // memcpy at a constant 16 GB/s (of bytes copied): an allreduce of n bytes on p ranks reads
+  // (2p-1)/p n and writes n per rank, the traffic of a memcpy of (3p-1)/(2p) n.
+  Profile prof = copy_at_16GBps_profile();
   const double n = 4e6;
   const auto two = Predictor(prof, 2).memory_limit_s(Collective::allreduce, n);
   ASSERT_TRUE(two.has_value());
@@ -266,17 +273,7 @@ TEST(Predictor, MemoryLimitIsAlsoBoundByWhatCrossesBetweenTheCores) {
   // memcpy at 16 GB/s; copying what the other core has just written at 4 GB/s plus 1 us: the
   // (p-1)/p of the vector that crosses in each half then takes longer than all the traffic at
   // memcpy's rate, and binds. Where crossing is fast, the traffic binds as before.
-  Profile prof;
-  for (double s : {8.0, 1e3, 1e6, 1e8}) {
-    for (SizeTable* t : {&prof.message_hot, &prof.message_cold, &prof.reduce_hot, &prof.reduce_cold}) {
-      t->bytes.push_back(s);
-      t->seconds.push_back(1e-6 + s / 5e9);
-    }
-    for (SizeTable* t : {&prof.copy_hot, &prof.copy_cold}) {
-      t->bytes.push_back(s);
-      t->seconds.push_back(s / 16e9);
-    }
-  }
+  Profile prof = copy_at_16GBps_profile();
   const double n = 1e6;
   const double traffic = 1.25 * n / 16e9;
   prof.peer_copy = {{4096, 1e5, 1e7}, {1e-6 + 4096 / 4e9, 1e-6 + 1e5 / 4e9, 1e-6 + 1e7 / 4e9}};
