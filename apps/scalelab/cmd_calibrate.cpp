@@ -78,16 +78,19 @@ int cmd_calibrate(const Args& args) {
     prof.compute = sim::to_compute_rates(sim::measure_cpu_rates({.quick = o.quick}));
   }
   quiet_barrier();
-  {
+  if (prof.shm_sync_s > 0) {
     // The same layers with both ranks computing at once, as the ranks of a node train: they share
-    // the caches and the memory bandwidth. The slower rank's rate per kind.
+    // the caches and the memory bandwidth. The slower rank's rate per kind. Only when the two
+    // ranks are on one node (every rank knows: the flag round is measured there alone).
     sim::CpuRates shared = sim::measure_cpu_rates({.quick = o.quick});
     std::vector<double> mine(shared.rate.begin(), shared.rate.end()), slowest(mine.size());
     comm->allreduce(mine.data(), slowest.data(), mine.size(), comm::DataType::f64, comm::ReduceOp::min);
     std::copy(slowest.begin(), slowest.end(), shared.rate.begin());
     if (comm->rank() == 0) prof.compute_shared = sim::to_compute_rates(shared);
+    quiet_barrier();
+  } else {
+    prof.compute_shared.reason = "the calibration's ranks were on different nodes, which share no caches or memory";
   }
-  quiet_barrier();
   const bool force = vm->count("force") > 0;
   const nlohmann::json load_record = load.finish(*comm, 1, /*warn=*/force);
   if (comm->rank() == 0) {
@@ -115,10 +118,14 @@ int cmd_calibrate(const Args& args) {
                 prof.compute.matmul_flops_per_s * 1e-9, prof.compute.elementwise_bytes_per_s * 1e-9,
                 prof.compute.pool_bytes_per_s * 1e-9);
     const model::ComputeRates& sh = prof.compute_shared;
-    std::printf("# the same with %d ranks computing at once (each): conv %.1f GFLOP/s, dense %.1f GFLOP/s, "
-                "elementwise %.1f GB/s, max-pool %.1f GB/s\n",
-                comm->size(), sh.conv_flops_per_s * 1e-9, sh.matmul_flops_per_s * 1e-9, sh.elementwise_bytes_per_s * 1e-9,
-                sh.pool_bytes_per_s * 1e-9);
+    if (sh.measured) {
+      std::printf("# the same with %d ranks computing at once (each): conv %.1f GFLOP/s, dense %.1f GFLOP/s, "
+                  "elementwise %.1f GB/s, max-pool %.1f GB/s\n",
+                  comm->size(), sh.conv_flops_per_s * 1e-9, sh.matmul_flops_per_s * 1e-9,
+                  sh.elementwise_bytes_per_s * 1e-9, sh.pool_bytes_per_s * 1e-9);
+    } else {
+      std::printf("# not timed with the ranks computing at once: %s\n", sh.reason.c_str());
+    }
     // schema_version 2 adds the profile's "gpu" section, 3 its "working_set" table, 4 its
     // "compute" rates; older profiles still load.
     nlohmann::json doc = make_envelope("calibration", model::kProfileSchemaVersion, args.full);
