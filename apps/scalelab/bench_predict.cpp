@@ -53,7 +53,8 @@ std::shared_ptr<BenchPrediction> BenchPrediction::make(const PredictRequest& r, 
 bench::Predictor BenchPrediction::hook() const {
   auto pr = predictor_;
   return [pr](const bench::CaseKey& k) -> std::optional<double> {
-    const auto x = pr->predict(k.collective, k.algorithm, std::nullopt, static_cast<double>(k.size_bytes));
+    const auto x = pr->predict(k.collective, k.algorithm, std::nullopt, static_cast<double>(k.size_bytes),
+                               /*in_place=*/false, k.shared_buffers);
     if (!(x.time_s >= 0)) return std::nullopt;
     return x.time_s * 1e6;
   };

@@ -96,6 +96,9 @@ std::optional<Parsed> parse_bench(const Args& args) {
       ("algo", po::value<std::string>()->default_value(""), "algorithm (default ring, library with --backend nccl; library = the backend's own collective; all = each in turn)")
       ("backend", po::value<std::string>()->default_value("mpi"), "mpi or nccl")
       ("compare", po::bool_switch(), "time --algo and library interleaved, print their busbw ratio")
+      ("register,R", po::value<std::string>()->default_value("0"),
+       "1: buffers in node memory, which shm reads on the peers in place (nothing staged), as nccl-tests -R 1 "
+       "registers them with NCCL; 0: ordinary memory")
       ("stall-timeout", po::value<double>()->default_value(300, "300"),
        "end a rank after this many seconds without a finished call (a peer stopped or died); 0: never")
       ("json", po::value<std::string>()->default_value(""), "write the results as JSON records to this file")
@@ -134,6 +137,12 @@ std::optional<Parsed> parse_bench(const Args& args) {
   o.ops = str("op") == "all" ? kAllOps : std::vector<ReduceOp>{comm::parse_reduce_op(str("op"), "-o/--op")};
   o.root = static_cast<int>(non_negative_int(str("root"), "-r/--root"));
   o.compare = (*vm)["compare"].as<bool>();
+  const std::string reg = str("register");
+  if (reg != "0" && reg != "1") throw_usage("-R/--register '" + reg + "': give 1 (buffers in node memory) or 0 (ordinary memory)");
+  o.shared_buffers = reg == "1";
+  if (o.shared_buffers && str("backend") == "nccl") {
+    throw_usage("-R/--register 1: the nccl backend has no node memory to place buffers in; give -R 0");
+  }
   o.stall_timeout_s = (*vm)["stall-timeout"].as<double>();
   if (!(o.stall_timeout_s >= 0) || !std::isfinite(o.stall_timeout_s)) {
     throw_usage("--stall-timeout " + std::to_string(o.stall_timeout_s) + ": give seconds >= 0 (0: never)");
@@ -178,6 +187,9 @@ int cmd_bench(const Args& args) {
   std::vector<nlohmann::json> runs;
   std::uint64_t wrong = 0;
   const LoadReport load;  // did every rank get its core while it timed (load_report.h)
+  // -R 1: one shared buffer for every algorithm of the run (node memory is freed only with the job).
+  std::optional<bench::SharedArena> arena;
+  if (parsed->options.shared_buffers) arena.emplace(c, bench::SharedArena::bytes_for(parsed->options, c.size()));
   for (const std::string& algo : parsed->algorithms) {
     bench::BenchOptions o = parsed->options;
     o.algorithm = algo;
@@ -192,7 +204,8 @@ int cmd_bench(const Args& args) {
       out << note << "\n";
     }
     printer.header();
-    const auto result = bench::run_benchmark(c, o, [&](const bench::Row& row) { printer.row(row); });
+    const auto result =
+        bench::run_benchmark(c, o, [&](const bench::Row& row) { printer.row(row); }, arena ? &*arena : nullptr);
     printer.footer(result.summary);
     if (prediction) prediction->print_summary(out, result);
     wrong += result.summary.wrong_total;

@@ -78,6 +78,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"root", "-r/--root"},
     {"scaling", "--lr-scaling"},
     {"seed", "--seed"},
+    {"shared_buffers", "-R/--register"},
     {"sizes", "-b/-e/-f"},
     {"stall_timeout_s", "--stall-timeout"},
     {"step_bytes", "-i/--stepbytes"},

@@ -25,10 +25,13 @@ Buffer::Buffer(MemorySpace space, std::size_t bytes) : space_(space), bytes_(byt
   std::memset(data_, 0, rounded);
 }
 
+Buffer::Buffer(unsigned char* memory, std::size_t bytes) : data_(memory), bytes_(bytes), owned_(false) {}
+
 Buffer::~Buffer() { release(); }
 
 Buffer::Buffer(Buffer&& other) noexcept
-    : space_(other.space_), data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+    : space_(other.space_), data_(std::exchange(other.data_, nullptr)), bytes_(std::exchange(other.bytes_, 0)),
+      owned_(other.owned_) {}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
   if (this != &other) {
@@ -36,12 +39,17 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     space_ = other.space_;
     data_ = std::exchange(other.data_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
+    owned_ = other.owned_;
   }
   return *this;
 }
 
 void Buffer::release() noexcept {
   if (data_ == nullptr) return;
+  if (!owned_) {
+    data_ = nullptr;
+    return;
+  }
   if (space_ == MemorySpace::device) {
     device_free(data_);
   } else {

@@ -15,6 +15,9 @@ class Buffer {
  public:
   Buffer() = default;
   Buffer(comm::MemorySpace space, std::size_t bytes);
+  // `bytes` at `memory`, host memory that someone else owns (a shared buffer, bench -R 1): the
+  // Buffer never frees it.
+  Buffer(unsigned char* memory, std::size_t bytes);
   ~Buffer();
   Buffer(Buffer&& other) noexcept;
   Buffer& operator=(Buffer&& other) noexcept;
@@ -36,6 +39,7 @@ class Buffer {
   comm::MemorySpace space_ = comm::MemorySpace::host;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+  bool owned_ = true;
 };
 
 }  // namespace scalelab::bench

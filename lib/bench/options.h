@@ -27,6 +27,7 @@ struct CaseKey {
   comm::DataType type = comm::DataType::f32;
   comm::ReduceOp op = comm::ReduceOp::sum;
   int nranks = 1;
+  bool shared_buffers = false;  // -R 1
 };
 // Predicted time of one call in microseconds, or nullopt where the model has no answer.
 using Predictor = std::function<std::optional<double>(const CaseKey&)>;
@@ -42,6 +43,9 @@ struct BenchOptions {
   int warmup_iters = 5;                                       // -w
   bool check = true;                                          // -c
   bool compare = false;                                       // --compare: algorithm vs library
+  // -R 1: buffers in node memory (Communicator::shared_buffer), which shm reads on the peers in
+  // place, as nccl-tests -R registers its buffers with NCCL; false: ordinary memory.
+  bool shared_buffers = false;
   double stall_timeout_s = 300;                               // --stall-timeout: end a rank after so long without a call finishing; 0: never (per rank, not compared)
   Predictor predictor;                                        // empty: no prediction column
   // The time no implementation can beat on this machine (the memory-traffic limit of CPU ranks,

@@ -77,6 +77,9 @@ void BenchPrinter::preamble(const std::vector<RankPlace>& places) const {
   }
   out_ << "#\n# time: median over " << o_.iters
        << " iterations of the slowest rank's time (barrier before each); GB = 1e9 bytes\n";
+  if (o_.shared_buffers) {
+    out_ << "# buffers in node memory (-R 1): shm reads the peers' buffers in place, nothing staged\n";
+  }
   if (o_.compare) {
     out_ << "# --compare: " << o_.algorithm << " and library alternate iteration by iteration; ratio = "
          << o_.algorithm << " busbw / library busbw\n";

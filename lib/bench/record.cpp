@@ -38,6 +38,7 @@ json bench_run(const BenchOptions& o, const BenchResult& r, const std::vector<Ra
       {"collective", collectives::name_of(o.collective)},
       {"algorithm", o.algorithm},
       {"compare_with_library", o.compare},
+      {"shared_buffers", o.shared_buffers},
       {"backend", r.backend},
       {"ranks", r.nranks},
       {"datatypes", types},

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "bench/buffer.h"
+#include "bench/shared_arena.h"
 #include "bench/pattern.h"
 #include "comm/consistency.h"
 #include "comm/watchdog.h"
@@ -39,14 +41,16 @@ struct Variant {
 // Buffers and shapes of one (type, op, size) case on this rank.
 class Case {
  public:
-  Case(comm::Communicator& comm, const BenchOptions& o, DataType type, ReduceOp op, std::uint64_t size)
+  Case(comm::Communicator& comm, const BenchOptions& o, DataType type, ReduceOp op, std::uint64_t size,
+       SharedArena* arena)
       : comm_(comm), o_(o), type_(type), op_(op),
         shape_(case_shape(o.collective, size, comm::size_of(type), comm.size())),
-        tsize_(comm::size_of(type)) {
+        tsize_(comm::size_of(type)), arena_(arena) {
     const std::size_t send_bytes = shape_.send_elems * tsize_, recv_bytes = shape_.recv_elems * tsize_;
     host_.resize(std::max(send_bytes, recv_bytes) + 1);
     fill_input(o.collective, type, comm.rank(), comm.size(), shape_.call_count, host_.data());
-    send_ = Buffer(comm.memory_space(), send_bytes);
+    if (arena_ != nullptr) arena_->reset();
+    send_ = arena_ != nullptr ? arena_->take(send_bytes) : Buffer(comm.memory_space(), send_bytes);
     send_.upload(host_.data(), send_bytes);
   }
 
@@ -58,11 +62,11 @@ class Case {
     return (rs_in_place ? shape_.send_elems : shape_.recv_elems) * tsize_;
   }
 
-  [[nodiscard]] std::unique_ptr<Variant> make_variant(Algorithm* algo, bool in_place) const {
+  [[nodiscard]] std::unique_ptr<Variant> make_variant(Algorithm* algo, bool in_place) {
     auto v = std::make_unique<Variant>();
     v->algo = algo;
     v->in_place = in_place;
-    v->out = Buffer(comm_.memory_space(), out_bytes(in_place));
+    v->out = arena_ != nullptr ? arena_->take(out_bytes(in_place)) : Buffer(comm_.memory_space(), out_bytes(in_place));
     v->times.assign(static_cast<std::size_t>(o_.iters), 0.0);
     return v;
   }
@@ -114,6 +118,7 @@ class Case {
   CaseShape shape_;
   std::size_t tsize_;
   std::vector<unsigned char> host_;  // staging for inputs, poison and checks
+  SharedArena* arena_;               // -R 1: where the buffers come from; nullptr: their own memory
   Buffer send_;                      // this rank's input, never written by a call
 };
 
@@ -187,8 +192,8 @@ Measurement measure(comm::Communicator& comm, const BenchOptions& o, Case& c, Va
 }
 
 Row run_case(comm::Communicator& comm, const BenchOptions& o, Algorithm& algo, Algorithm* library, DataType type,
-             ReduceOp op, std::uint64_t size, comm::StallWatchdog& watchdog, std::int64_t& step) {
-  Case c(comm, o, type, op, size);
+             ReduceOp op, std::uint64_t size, SharedArena* arena, comm::StallWatchdog& watchdog, std::int64_t& step) {
+  Case c(comm, o, type, op, size, arena);
   Row row;
   row.shape = c.shape();
   row.type = type;
@@ -212,7 +217,8 @@ Row run_case(comm::Communicator& comm, const BenchOptions& o, Algorithm& algo, A
     watchdog.beat("result exchange", step);
     row.in_place = measure(comm, o, c, *ip);
   }
-  const CaseKey key{o.collective, o.algorithm, row.shape.size_bytes, row.shape.call_count, type, op, comm.size()};
+  const CaseKey key{o.collective, o.algorithm, row.shape.size_bytes, row.shape.call_count, type, op, comm.size(),
+                    o.shared_buffers};
   if (o.predictor) row.predicted_us = o.predictor(key);
   if (o.limit) row.limit_us = o.limit(key);
   return row;
@@ -298,12 +304,14 @@ void require_same_options(comm::Communicator& comm, const BenchOptions& o) {
                                 {"warmup_iters", std::to_string(o.warmup_iters)},
                                 {"check", o.check ? "1" : "0"},
                                 {"compare", o.compare ? "on" : "off"},
+                                {"shared_buffers", o.shared_buffers ? "1" : "0"},
                                 {"algorithm", o.algorithm},
                             },
                             ErrorKind::usage);
 }
 
-BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const RowCallback& on_row) {
+BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const RowCallback& on_row,
+                          SharedArena* arena) {
   require_same_options(comm, o);
   if (o.iters < 1) throw_parameter(ErrorKind::usage, "iters", std::to_string(o.iters) + ": give at least 1 iteration");
   if (o.warmup_iters < 0) throw_parameter(ErrorKind::usage, "warmup_iters", std::to_string(o.warmup_iters) + ": give 0 or more");
@@ -335,6 +343,9 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
   if (!(o.stall_timeout_s >= 0) || !std::isfinite(o.stall_timeout_s)) {
     throw_parameter(ErrorKind::usage, "stall_timeout_s", std::to_string(o.stall_timeout_s) + ": give seconds >= 0 (0: never)");
   }
+  std::optional<SharedArena> own_arena;
+  if (o.shared_buffers && arena == nullptr) arena = &own_arena.emplace(comm, SharedArena::bytes_for(o, comm.size()));
+  if (!o.shared_buffers) arena = nullptr;
   comm::StallWatchdog watchdog(o.stall_timeout_s, comm.rank(), comm.size(), "the benchmark");
   std::int64_t step = 0;  // calls so far, for the watchdog's report
 
@@ -344,7 +355,7 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
   for (std::size_t t = 0; t < o.types.size(); ++t) {
     for (const ReduceOp op : ops) {
       for (const std::uint64_t size : sizes[t]) {
-        result.rows.push_back(run_case(comm, o, *algo, library.get(), o.types[t], op, size, watchdog, step));
+        result.rows.push_back(run_case(comm, o, *algo, library.get(), o.types[t], op, size, arena, watchdog, step));
         if (on_row) on_row(result.rows.back());
       }
     }

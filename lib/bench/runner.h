@@ -19,14 +19,17 @@
 #include <functional>
 
 #include "bench/options.h"
+#include "bench/shared_arena.h"
 #include "comm/communicator.h"
 
 namespace scalelab::bench {
 
 using RowCallback = std::function<void(const Row&)>;
 
+// With options.shared_buffers the buffers come from `arena` (shared_arena.h), or from one made
+// for this call when it is null: a run of several algorithms passes one, made once.
 [[nodiscard]] BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& options,
-                                        const RowCallback& on_row = {});
+                                        const RowCallback& on_row = {}, SharedArena* arena = nullptr);
 
 // Throws a usage error when ranks were launched with different options (sizes, type, op,
 // algorithm, iterations ...), naming the option and the ranks; collective.

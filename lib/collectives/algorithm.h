@@ -21,6 +21,7 @@
 // point-to-point algorithms (they reduce on the CPU); `library` runs on any backend.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -56,6 +57,10 @@ class Algorithm {
   // Bytes of scratch this object holds now (grown on demand, never shrunk, reused by later
   // calls): what the tests read to check that a second call at the same size allocates nothing.
   [[nodiscard]] virtual std::size_t scratch_bytes() const { return 0; }
+  // Bytes of callers' data this object has copied into staging memory so far, for algorithms that
+  // stage (shm; 0 for the others): what the tests read to check that shared buffers
+  // (Communicator::shared_buffer) are read in place.
+  [[nodiscard]] virtual std::uint64_t staged_bytes() const { return 0; }
 };
 
 // The NCCL algorithm that moves data the same way, where there is one: the cost model prices a
@@ -82,6 +87,9 @@ struct AlgorithmDescriptor {
   // Runs only where the ranks of a node share host memory (CPU ranks): the GPU model does not
   // price it (`predict` on GPUs says it is not available there).
   bool host_only = false;
+  // Seconds when every rank's buffers are shared buffers (Communicator::shared_buffer) and the
+  // algorithm reads them in place; null: the same as cost.
+  double (*cost_shared)(double n, int p, const Costs& c) = nullptr;
 
   [[nodiscard]] bool is_library() const { return cost == nullptr; }
 };

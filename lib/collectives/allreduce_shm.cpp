@@ -15,6 +15,15 @@
 //              between by the ring among the ranks holding local rank l on each node (every node
 //              needs the same number of ranks)
 //
+// Shared buffers (Communicator::shared_buffer, in node memory like the rings) need no staging: when
+// every rank's input and output lie in such buffers, the ranks first publish where (a flag wait),
+// then per chunk rank l reduces slice l straight from every rank's input into its own output, and
+// after one flag wait each copies the other slices from the peers' outputs; a last flag wait keeps
+// the caller from reusing its buffers while a peer still reads them. No byte is copied in, so each
+// byte of a peer's data crosses between cores once (the slice it reduces and the slices it copies
+// out) and per chunk there is one flag wait: the traffic of the memory-traffic limit
+// (docs/cost-model.md), which the staged form exceeds by a copy in and a whole chunk reduced.
+//
 // The ranks of a node step together through a comm::NodeBarrier (flags in the regions). Chunks
 // take consecutive places in a ring of kRingBytes, not two alternating slots: the bytes a peer
 // read are overwritten only several chunks later, by which time they have left the peer's cache.
@@ -28,6 +37,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "comm/node_barrier.h"
 #include "comm/rank_group.h"
@@ -43,6 +53,12 @@ namespace {
 constexpr std::size_t kChunkBytes = 256 * 1024;
 constexpr std::size_t kRingBytes = 8 * kChunkBytes;
 constexpr std::size_t kFlagArea = 4096;  // the NodeBarrier's flag, padded so the ring starts on a page
+// Where a rank publishes the places of its shared buffers (direct path), a line after the flag.
+constexpr std::size_t kPlaceOffset = 64;
+struct Places {
+  std::int64_t send_buffer, recv_buffer;  // Communicator::SharedPlace; -1: not in a shared buffer
+  std::uint64_t send_offset, recv_offset;
+};
 constexpr std::size_t kRegionBytes = kFlagArea + kRingBytes;
 // Chunks start on cache lines, so that no line holds bytes of two chunks.
 constexpr std::size_t kLine = 64;
@@ -53,6 +69,7 @@ class ShmAllreduce final : public PointToPointAlgorithm {
   [[nodiscard]] std::size_t scratch_bytes() const override {
     return PointToPointAlgorithm::scratch_bytes() + (ring_ ? ring_->scratch_bytes() : 0);
   }
+  [[nodiscard]] std::uint64_t staged_bytes() const override { return staged_bytes_; }
 
  private:
   void exchange(comm::Communicator& comm, const void* send, void* recv, std::size_t count, comm::DataType type,
@@ -60,8 +77,74 @@ class ShmAllreduce final : public PointToPointAlgorithm {
     attach(comm);
     const std::size_t es = comm::size_of(type);
     const std::size_t per_chunk = kChunkBytes / es;
+    if (comm.has_shared_buffers() && peers_shared(comm, send, recv, count * es)) {
+      for (std::size_t off = 0; off < count; off += per_chunk) {
+        direct_chunk(off, std::min(per_chunk, count - off), type, op, comm.size());
+      }
+      barrier_->arrive_and_wait();  // every peer has copied its last slices out of this rank's output
+      return;
+    }
     for (std::size_t off = 0; off < count; off += per_chunk) {
       chunk(at(send, off, es), at(recv, off, es), std::min(per_chunk, count - off), type, op, comm.size());
+    }
+  }
+
+  // Publishes where this rank's input and output lie in the shared buffers and reads every peer's
+  // (one flag wait); true when all of them lie in shared buffers, with peer_send_/peer_recv_ set
+  // (element 0 of every local rank's buffers). The same answer on every rank of the node.
+  bool peers_shared(const comm::Communicator& comm, const void* send, void* recv, std::size_t bytes) {
+    const comm::Communicator::SharedPlace s = comm.shared_place(send, bytes), r = comm.shared_place(recv, bytes);
+    const int local = mem_->local_size(), me = mem_->local_rank();
+    auto places = [&](int l) { return reinterpret_cast<Places*>(mem_->region(l) + kPlaceOffset); };
+    *places(me) = Places{s.buffer, r.buffer, s.offset, r.offset};
+    barrier_->arrive_and_wait();
+    peer_send_.assign(static_cast<std::size_t>(local), nullptr);
+    peer_recv_.assign(static_cast<std::size_t>(local), nullptr);
+    for (int l = 0; l < local; ++l) {
+      const Places q = *places(l);
+      if (q.send_buffer < 0 || q.recv_buffer < 0) return false;
+      const comm::NodeMemory& sm = comm.shared_buffer_memory(static_cast<int>(q.send_buffer));
+      const comm::NodeMemory& rm = comm.shared_buffer_memory(static_cast<int>(q.recv_buffer));
+      peer_send_[static_cast<std::size_t>(l)] = sm.region(l) + q.send_offset;
+      peer_recv_[static_cast<std::size_t>(l)] = rm.region(l) + q.recv_offset;
+    }
+    return true;
+  }
+
+  // One chunk of m elements at element `off`, read and written in the ranks' shared buffers.
+  void direct_chunk(std::size_t off, std::size_t m, comm::DataType type, comm::ReduceOp op, int p) {
+    const std::size_t es = comm::size_of(type);
+    const int local = mem_->local_size(), me = mem_->local_rank();
+    const comm::ReduceOp sum_op = op == comm::ReduceOp::avg ? comm::ReduceOp::sum : op;
+    const Blocks slices{m, static_cast<std::size_t>(local)};
+    auto in = [&](int l, std::size_t slice) {
+      return peer_send_[static_cast<std::size_t>(l)] + (off + slices.offset(slice)) * es;
+    };
+    auto out = [&](int l, std::size_t slice) {
+      return peer_recv_[static_cast<std::size_t>(l)] + (off + slices.offset(slice)) * es;
+    };
+    const auto mine = static_cast<std::size_t>(me);
+    const std::size_t n = slices.size(mine);
+    if (n > 0) {
+      // This rank's own input first: in place, the output is that input, and every other rank's
+      // is added to it once.
+      unsigned char* o = out(me, mine);
+      if (local == 1) {
+        if (o != in(me, mine)) std::memcpy(o, in(me, mine), n * es);
+      } else {
+        const int first = me == 0 ? 1 : 0;
+        comm::reduce_to(o, in(me, mine), in(first, mine), n, type, sum_op);
+        for (int l = 0; l < local; ++l) {
+          if (l != me && l != first) comm::reduce_into(o, in(l, mine), n, type, sum_op);
+        }
+      }
+      if (group_) ring_->run(*group_, o, o, n, type, sum_op, 0);
+      comm::finish_reduction(o, n, type, op, p);
+    }
+    barrier_->arrive_and_wait();
+    for (int l = 0; l < local; ++l) {
+      const auto li = static_cast<std::size_t>(l);
+      if (l != me && slices.size(li) > 0) std::memcpy(out(me, li), out(l, li), slices.size(li) * es);
     }
   }
 
@@ -122,6 +205,7 @@ class ShmAllreduce final : public PointToPointAlgorithm {
     const std::size_t pos = place(m * es);
     const comm::ReduceOp sum_op = op == comm::ReduceOp::avg ? comm::ReduceOp::sum : op;
     std::memcpy(staged(me, pos), send, m * es);
+    staged_bytes_ += m * es;
     barrier_->arrive_and_wait();
     if (!two_phase_) {
       comm::reduce_to(recv, staged(0, pos), staged(1, pos), m, type, sum_op);
@@ -155,6 +239,8 @@ class ShmAllreduce final : public PointToPointAlgorithm {
   std::size_t next_ = 0;  // where the next chunk goes in the rings
   std::unique_ptr<comm::RankGroup> group_;  // the ranks of this local rank on every node
   std::unique_ptr<Algorithm> ring_;         // between the nodes
+  std::vector<unsigned char*> peer_send_, peer_recv_;  // direct path: every local rank's buffers
+  std::uint64_t staged_bytes_ = 0;
 };
 
 // One node of p ranks, chunk by chunk as exchange() goes. At 2 ranks a chunk of m bytes is one
@@ -169,6 +255,17 @@ double cost(double n, int p, const Costs& c) {
   return chunks * (c.copy(m) + 2 * c.sync() + (p - 1) * c.reduce(m / p) + c.copy(m));
 }
 
+// Shared buffers, one node of p ranks: per chunk of m bytes, the rank's slice reduced from the p
+// inputs ((p - 1) reductions of m/p), the other ranks' slices crossing between the cores twice (their
+// inputs in, their results out: a copy of what another core has just written, (p - 1)m/p each
+// way) and one flag wait; two flag waits more per call (publish the places, release the buffers).
+double cost_shared(double n, int p, const Costs& c) {
+  if (p < 2 || !(n > 0)) return 0.0;
+  const double chunks = std::ceil(n / static_cast<double>(kChunkBytes));
+  const double m = n / chunks, slice = m / p, others = m - slice;
+  return chunks * ((p - 1) * c.reduce(slice) + 2 * c.peer_copy(others) + c.sync()) + 2 * c.sync();
+}
+
 std::unique_ptr<Algorithm> make() { return std::make_unique<ShmAllreduce>(); }
 
 }  // namespace
@@ -178,6 +275,6 @@ extern const AlgorithmDescriptor kAllreduceShm{
     "through node shared memory (MPI-3 window): each rank stages 256 KiB chunks and reduces from its peers' "
     "staged chunks directly; across nodes a ring between the nodes on each slice",
     "Open MPI's coll/sm and coll/xhc, NCCL's SHM transport inside a node", NcclAnalogue::none, &make, &cost,
-    kChunkBytes, 0, /*host_only=*/true};
+    kChunkBytes, 0, /*host_only=*/true, &cost_shared};
 
 }  // namespace scalelab::collectives

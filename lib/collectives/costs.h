@@ -7,6 +7,7 @@
 //   copy(m)     copying m bytes locally
 //   sync()      one rank's wait at flags in node shared memory until every peer of its node has
 //               arrived (the shared-memory allreduce's only synchronisation)
+//   peer_copy(m) copying m bytes another rank of the node has just written, out of its core's cache
 //   staged(m)   one step of the shared-memory allreduce between 2 ranks: each copies its m bytes
 //               into node shared memory, they meet at the flags, and each reduces both ranks' m
 //               bytes into its output, reading the peer's straight from the other core's cache
@@ -29,6 +30,8 @@ class Costs {
   // Priced as an empty message unless measured: an upper bound, since a message between ranks of
   // one node itself waits on such flags.
   [[nodiscard]] virtual double sync() const { return message(0); }
+  // A local copy unless measured.
+  [[nodiscard]] virtual double peer_copy(double bytes) const { return copy(bytes); }
   // Its parts unless measured whole; measured, it includes what the parts leave out: reading lines
   // another core has just written, and both cores doing so at once.
   [[nodiscard]] virtual double staged(double bytes) const { return copy(bytes) + sync() + reduce(bytes); }

@@ -2,7 +2,9 @@
 #include "comm/communicator.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "core/error.h"
 
@@ -30,6 +32,35 @@ void Communicator::local_copy(void* dst, const void* src, std::size_t bytes) {
     throw_runtime("local_copy: backend '" + backend() + "' must provide its own copy");
   }
   if (bytes > 0 && dst != src) std::memmove(dst, src, bytes);
+}
+
+unsigned char* Communicator::shared_buffer(std::size_t bytes) {
+  NodeMemory* mem = node_memory(bytes);
+  if (mem == nullptr) return nullptr;
+  shared_buffers_.push_back(mem);
+  return mem->region(mem->local_rank());
+}
+
+Communicator::SharedPlace Communicator::shared_place(const void* p, std::size_t bytes) const {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (std::size_t i = 0; i < shared_buffers_.size(); ++i) {
+    const NodeMemory& mem = *shared_buffers_[i];
+    const unsigned char* start = mem.region(mem.local_rank());
+    // Compared as integers: pointers into different objects have no order in C++.
+    const auto at = reinterpret_cast<std::uintptr_t>(b), lo = reinterpret_cast<std::uintptr_t>(start);
+    if (at >= lo && at - lo <= mem.region_bytes() && bytes <= mem.region_bytes() - (at - lo)) {
+      return {static_cast<int>(i), at - lo};
+    }
+  }
+  return {};
+}
+
+const NodeMemory& Communicator::shared_buffer_memory(int index) const {
+  if (index < 0 || static_cast<std::size_t>(index) >= shared_buffers_.size()) {
+    throw_runtime("shared_buffer_memory: no shared buffer " + std::to_string(index) + " (" +
+                  std::to_string(shared_buffers_.size()) + " made)");
+  }
+  return *shared_buffers_[static_cast<std::size_t>(index)];
 }
 
 std::vector<double> Communicator::gather_values(double value) {

@@ -66,6 +66,24 @@ class Communicator {
   // per local rank, owned by this communicator and valid while it lives. Collective: every rank
   // of the communicator calls it, with the same size. nullptr where the backend has none (nccl).
   [[nodiscard]] virtual NodeMemory* node_memory(std::size_t /*bytes_per_rank*/) { return nullptr; }
+  // A buffer for collectives in node memory (a registered buffer): `bytes` of this rank's own region
+  // of a fresh node_memory(), zeroed. The algorithms that work through node memory (shm) read such
+  // buffers on the peers directly instead of first copying the caller's data into their staging
+  // memory, as NCCL does with buffers from ncclMemAlloc. Collective, like node_memory(); valid
+  // while the communicator lives. nullptr where the backend has no node memory.
+  [[nodiscard]] unsigned char* shared_buffer(std::size_t bytes);
+  // Where [p, p + bytes) lies in this rank's shared buffers: the buffer's index (in the order they
+  // were made, so the same buffer on every rank) and the byte offset in it; buffer -1 where the
+  // range is not inside one.
+  struct SharedPlace {
+    int buffer = -1;
+    std::size_t offset = 0;
+  };
+  [[nodiscard]] SharedPlace shared_place(const void* p, std::size_t bytes) const;
+  // The node memory that shared buffer `index` is a region of (index as shared_place gives it).
+  [[nodiscard]] const NodeMemory& shared_buffer_memory(int index) const;
+  // Whether shared_buffer() has made any buffer; the same on every rank, since making one is collective.
+  [[nodiscard]] bool has_shared_buffers() const { return !shared_buffers_.empty(); }
   // Every rank's `value`, indexed by rank (through host_allgather). Collective.
   [[nodiscard]] std::vector<double> gather_values(double value);
   // The largest `value` over all ranks, e.g. a step's time (the slowest rank sets the pace).
@@ -73,6 +91,9 @@ class Communicator {
 
   // Brings the whole job down with `message` (printed once, on this rank) and `exit_code`.
   [[noreturn]] virtual void abort(const std::string& message, int exit_code) = 0;
+
+ private:
+  std::vector<NodeMemory*> shared_buffers_;  // shared_buffer()'s memories, owned by the backend
 };
 
 }  // namespace scalelab::comm

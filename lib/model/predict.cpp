@@ -85,12 +85,17 @@ std::vector<std::string> Predictor::algorithms(Collective c) const {
   return out;
 }
 
-double Predictor::cpu_time(Collective c, const std::string& a, double n, bool in_place, std::string& detail) const {
+double Predictor::cpu_time(Collective c, const std::string& a, double n, bool in_place, bool shared_buffers,
+                           std::string& detail) const {
   const int p = ranks_;
   const CpuCosts costs(*profile_, footprint(c, n, p));
   const collectives::AlgorithmDescriptor& d = collectives::find_algorithm(c, a);
   if (d.is_library()) return openmpi_collective(c, n, p, costs, in_place, detail);
   detail = "calibrated " + a;
+  if (shared_buffers && d.cost_shared != nullptr) {
+    detail += ", shared buffers";
+    return d.cost_shared(n, p, costs);
+  }
   return d.cost(n, p, costs);
 }
 
@@ -122,7 +127,7 @@ double Predictor::gpu_time(Collective c, const std::string& a, std::optional<top
 }
 
 Prediction Predictor::predict(Collective c, const std::string& algorithm, std::optional<topo::Protocol> protocol,
-                              double bytes, bool in_place) const {
+                              double bytes, bool in_place, bool shared_buffers) const {
   const auto names = algorithms(c);
   if (std::find(names.begin(), names.end(), algorithm) == names.end()) {
     std::string list;
@@ -146,7 +151,7 @@ Prediction Predictor::predict(Collective c, const std::string& algorithm, std::o
   for (const auto& a : names) {
     if (a == "auto" || (wanted != "auto" && a != wanted)) continue;
     std::string detail;
-    const double t = gpu_ ? gpu_time(c, a, protocol, bytes, detail) : cpu_time(c, a, bytes, in_place, detail);
+    const double t = gpu_ ? gpu_time(c, a, protocol, bytes, detail) : cpu_time(c, a, bytes, in_place, shared_buffers, detail);
     if (!(t >= 0)) {
       if (wanted != "auto") { best.algorithm = a; best.detail = detail; best.time_s = t; }
       continue;

@@ -39,8 +39,11 @@ class Predictor {
 
   // `algorithm`: a name from collectives::algorithm_names(c), "auto", or (GPUs) "nvls".
   // Unknown names are usage errors about parameter "algorithm" that list the valid names.
+  // shared_buffers (CPU ranks): every rank's buffers are Communicator::shared_buffer memory, which
+  // some algorithms read in place (AlgorithmDescriptor::cost_shared).
   [[nodiscard]] Prediction predict(collectives::Collective c, const std::string& algorithm,
-                                   std::optional<topo::Protocol> protocol, double bytes, bool in_place = false) const;
+                                   std::optional<topo::Protocol> protocol, double bytes, bool in_place = false,
+                                   bool shared_buffers = false) const;
   // CPU ranks only: the time an allreduce of `bytes` cannot beat on this machine, the longer of
   //  - its least memory traffic at the calibrated memcpy rate of one core (at the call's
   //    footprint, hot to cold): each rank reads (2p-1)/p and writes 1 byte per byte of the vector
@@ -62,6 +65,7 @@ class Predictor {
 
  private:
   [[nodiscard]] double cpu_time(collectives::Collective c, const std::string& algo, double n, bool in_place,
+                                bool shared_buffers,
                                 std::string& detail) const;
   [[nodiscard]] double gpu_time(collectives::Collective c, const std::string& algo, std::optional<topo::Protocol> proto,
                                 double n, std::string& detail) const;

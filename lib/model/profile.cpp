@@ -384,6 +384,11 @@ double CpuCosts::staged(double bytes) const {
   return blend(p_.staged_hot, p_.staged_cold, bytes, 2 * bytes);
 }
 
+double CpuCosts::peer_copy(double bytes) const {
+  if (p_.peer_copy.empty()) return copy(bytes);
+  return p_.peer_copy.at(bytes);
+}
+
 double CpuCosts::fresh(double alloc_bytes, double touched_bytes) const {
   if (p_.mmap_threshold_bytes <= 0 || alloc_bytes < p_.mmap_threshold_bytes) return 0.0;
   return touched_bytes * p_.fresh_alloc_s_per_byte;

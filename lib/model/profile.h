@@ -144,6 +144,10 @@ class CpuCosts final : public Costs {
   [[nodiscard]] double sync() const override;
   // The measured step; profiles without it: the sum of its parts.
   [[nodiscard]] double staged(double bytes) const override;
+  // The measured copy of what the other rank has just written (Profile::peer_copy): out of the
+  // other core's cache whatever the call's footprint, since it was just written; profiles
+  // without it: a local copy.
+  [[nodiscard]] double peer_copy(double bytes) const override;
 
  private:
   [[nodiscard]] double blend(const SizeTable& hot, const SizeTable& cold, double bytes, double own_set) const;

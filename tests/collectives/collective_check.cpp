@@ -61,7 +61,16 @@ std::string describe(const collectives::Algorithm& algo, const CheckCase& c, int
 
 }  // namespace
 
-std::string check_collective(comm::Communicator& comm, collectives::Algorithm& algo, const CheckCase& c) {
+// The largest count check_all_cases runs, and the widest element.
+constexpr std::size_t kLargestCount = 65537, kWidestElement = 8;
+
+std::size_t check_memory_bytes(int nranks) {
+  const std::size_t one = (static_cast<std::size_t>(nranks) * kLargestCount + 1) * kWidestElement;
+  return 2 * (one + 64);
+}
+
+std::string check_collective(comm::Communicator& comm, collectives::Algorithm& algo, const CheckCase& c,
+                             unsigned char* memory) {
   const int p = comm.size(), r = comm.rank();
   const std::size_t es = comm::size_of(c.type), n = c.count;
   const auto pn = static_cast<std::size_t>(p) * n;
@@ -78,12 +87,20 @@ std::string check_collective(comm::Communicator& comm, collectives::Algorithm& a
   }
   const std::size_t one_n = std::max(in_n, out_n);
   // +1 element so the pointers are valid even at count 0.
-  std::vector<unsigned char> a((one_n + 1) * es), b((out_n + 1) * es);
+  std::vector<unsigned char> own_a, own_b;
+  unsigned char* a = memory;
+  unsigned char* b = memory + ((one_n + 1) * es + 63) / 64 * 64;
+  if (memory == nullptr) {
+    own_a.resize((one_n + 1) * es);
+    own_b.resize((out_n + 1) * es);
+    a = own_a.data();
+    b = own_b.data();
+  }
   constexpr double kSentinel = 99;
-  unsigned char* send = a.data() + in_at * es;
-  unsigned char* recv = c.in_place ? a.data() + out_at * es : b.data();
-  for (std::size_t i = 0; i < one_n + 1; ++i) store(c.type, a.data(), i, kSentinel);
-  for (std::size_t i = 0; i < out_n + 1; ++i) store(c.type, b.data(), i, kSentinel);
+  unsigned char* send = a + in_at * es;
+  unsigned char* recv = c.in_place ? a + out_at * es : b;
+  for (std::size_t i = 0; i < one_n + 1; ++i) store(c.type, a, i, kSentinel);
+  for (std::size_t i = 0; i < out_n + 1; ++i) store(c.type, b, i, kSentinel);
   const int input_rank = kind == Collective::broadcast ? (r == c.root ? r : -1) : r;
   for (std::size_t i = 0; i < in_n; ++i) {
     if (input_rank >= 0) store(c.type, send, i, test_value(input_rank, i));
@@ -113,17 +130,18 @@ std::string check_collective(comm::Communicator& comm, collectives::Algorithm& a
                " was modified";
       }
     }
-    if (load(c.type, b.data(), out_n) != kSentinel) {
+    if (load(c.type, b, out_n) != kSentinel) {
       return describe(algo, c, p) + ": rank " + std::to_string(r) + " wrote past the end of the output";
     }
   }
   return "";
 }
 
-std::vector<std::string> check_all_cases(comm::Communicator& comm, collectives::Algorithm& algo) {
+std::vector<std::string> check_all_cases(comm::Communicator& comm, collectives::Algorithm& algo,
+                                         unsigned char* memory) {
   const int p = comm.size();
   const auto up = static_cast<std::size_t>(p);
-  const std::vector<std::size_t> counts{0, 1, up - 1, up, up + 1, 1000, 65537};
+  const std::vector<std::size_t> counts{0, 1, up - 1, up, up + 1, 1000, kLargestCount};
   const bool reduces = algo.collective() == Collective::allreduce || algo.collective() == Collective::reduce_scatter;
   const std::vector<ReduceOp> ops =
       reduces ? std::vector<ReduceOp>{ReduceOp::sum, ReduceOp::avg, ReduceOp::min, ReduceOp::max}
@@ -136,7 +154,7 @@ std::vector<std::string> check_all_cases(comm::Communicator& comm, collectives::
       for (const std::size_t n : counts) {
         for (const bool in_place : {false, true}) {
           for (const int root : roots) {
-            std::string f = check_collective(comm, algo, CheckCase{n, t, op, in_place, root});
+            std::string f = check_collective(comm, algo, CheckCase{n, t, op, in_place, root}, memory);
             if (!f.empty()) failures.push_back(std::move(f));
           }
         }

@@ -26,12 +26,18 @@ struct CheckCase {
 // Runs `algo` once for `c` on this rank and returns "" when every element of the result is
 // exact (and, out of place, the input is untouched), else a one-line description of the first
 // difference. Collective: every rank must call it with the same case.
-std::string check_collective(comm::Communicator& comm, collectives::Algorithm& algo, const CheckCase& c);
+// With `memory` (at least check_memory_bytes(comm.size()) bytes, e.g. a shared buffer of
+// Communicator::shared_buffer), the input and output buffers are placed in it instead of in
+// vectors of their own.
+std::string check_collective(comm::Communicator& comm, collectives::Algorithm& algo, const CheckCase& c,
+                             unsigned char* memory = nullptr);
+[[nodiscard]] std::size_t check_memory_bytes(int nranks);
 
 // Every case of the test matrix for `algo` at this rank count: types x ops (ops only where the
 // collective reduces) x counts {0, 1, p-1, p, p+1, 1000, 65537} x in-place/out-of-place x roots
 // {0, p-1} (broadcast only). Returns the failures found on this rank.
-std::vector<std::string> check_all_cases(comm::Communicator& comm, collectives::Algorithm& algo);
+std::vector<std::string> check_all_cases(comm::Communicator& comm, collectives::Algorithm& algo,
+                                         unsigned char* memory = nullptr);
 
 // The small integer every test input holds at element i of `rank`'s buffer.
 [[nodiscard]] inline int test_value(int rank, std::size_t i) {

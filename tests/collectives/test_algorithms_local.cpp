@@ -77,6 +77,37 @@ std::string test_name(const ::testing::TestParamInfo<Named>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Collectives, EveryAlgorithm, ::testing::ValuesIn(every_algorithm()), test_name);
 
+// Buffers in node memory (Communicator::shared_buffer): the shared-memory allreduce reads them on
+// the peers in place (nothing staged) and stays exact at 1..5 ranks; where one rank's buffers are
+// ordinary memory, every rank falls back to staging, and stays exact too.
+TEST(SharedMemoryAllreduce, ReadsSharedBuffersInPlaceAndFallsBackWhenOneRankHasNone) {
+  for (int p = 1; p <= 5; ++p) {
+    for (const bool all_shared : {true, false}) {
+      std::vector<std::vector<std::string>> failures(static_cast<std::size_t>(p));
+      std::vector<std::uint64_t> staged(static_cast<std::size_t>(p));
+      comm::run_local(p, [&](comm::Communicator& comm) {
+        auto algo = collectives::make_algorithm(Collective::allreduce, "shm");
+        unsigned char* memory = comm.shared_buffer(check_memory_bytes(comm.size()));
+        ASSERT_NE(memory, nullptr);
+        const bool mine = all_shared || comm.rank() != comm.size() - 1;
+        failures[static_cast<std::size_t>(comm.rank())] = check_all_cases(comm, *algo, mine ? memory : nullptr);
+        staged[static_cast<std::size_t>(comm.rank())] = algo->staged_bytes();
+      });
+      for (int r = 0; r < p; ++r) {
+        const auto& f = failures[static_cast<std::size_t>(r)];
+        EXPECT_TRUE(f.empty()) << p << " ranks, " << (all_shared ? "all" : "all but one") << " shared: "
+                               << f.size() << " failing cases, first: " << f.front();
+        if (all_shared || p == 1) {
+          EXPECT_EQ(staged[static_cast<std::size_t>(r)], 0U) << "rank " << r << " of " << p << " staged its input";
+        } else {
+          EXPECT_GT(staged[static_cast<std::size_t>(r)], 0U) << "rank " << r << " of " << p << " read a buffer "
+                                                              << "that was not shared";
+        }
+      }
+    }
+  }
+}
+
 TEST(RingAllreduce, CutsLargeBlocksIntoSegmentsAndStaysExact) {
   // 3 ranks x ~2 MB blocks: each step goes in several segments of unequal length, the path the
   // edge-count matrix above (at most 65537 elements) does not reach.

@@ -83,6 +83,23 @@ TEST(MpiAlgorithms, SharedMemoryAllreduceMatchesTheReferenceAcrossNodes) {
   }
 }
 
+// Buffers in node memory: read in place on one node and across "nodes" (the hierarchical path),
+// exact, with nothing staged.
+TEST(MpiAlgorithms, SharedMemoryAllreduceReadsSharedBuffersInPlace) {
+  for (const int block : {0, 1, 2}) {
+    comm::MpiCommunicator nodes(comm::MpiCommunicator::kDefaultMaxCountPerCall, block);
+    if (block > 0 && nodes.size() % block != 0) continue;
+    auto algo = collectives::make_algorithm(Collective::allreduce, "shm");
+    unsigned char* memory = nodes.shared_buffer(check_memory_bytes(nodes.size()));
+    ASSERT_NE(memory, nullptr);
+    const auto failures = check_all_cases(nodes, *algo, memory);
+    const double worst = nodes.max_over_ranks(static_cast<double>(failures.size()));
+    EXPECT_EQ(worst, 0.0) << "shm on shared buffers, nodes of " << block << " ranks at " << nodes.size() << " ranks"
+                          << (failures.empty() ? std::string(" (failures on another rank)") : ": " + failures.front());
+    EXPECT_EQ(nodes.max_over_ranks(static_cast<double>(algo->staged_bytes())), 0.0) << "a rank staged its input";
+  }
+}
+
 TEST(MpiConsistency, RequireSameNamesTheRanksThatDisagree) {
   auto& comm = world();
   EXPECT_NO_THROW(comm::require_same(comm, 42, "--minbytes: ranks disagree on the element count"));
