@@ -2,6 +2,7 @@
 #include "nn/parameter.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace scalelab::nn {
 
@@ -40,11 +41,22 @@ void ParameterSet::finalize() {
   // Tensors never have a zero-size storage problem: allocate at least one float.
   values_.resize(Shape{std::max<std::size_t>(total_, 1)});
   grads_.resize(Shape{std::max<std::size_t>(total_, 1)});
+  grad_data_ = grads_.data();
   state_.resize(Shape{std::max<std::size_t>(state_total_, 1)});
   finalized_ = true;
 }
 
-void ParameterSet::zero_grad() { std::fill_n(grads_.data(), total_, 0.0f); }
+void ParameterSet::zero_grad() { std::fill_n(grad_data_, total_, 0.0f); }
+
+void ParameterSet::place_grads(float* memory) {
+  if (!finalized_) throw_runtime("ParameterSet: place_grads() before finalize()");
+  if (memory == nullptr || reinterpret_cast<std::uintptr_t>(memory) % 64 != 0) {
+    throw_runtime("ParameterSet: place_grads() needs memory on a 64-byte boundary");
+  }
+  std::copy_n(grad_data_, total_, memory);
+  grad_data_ = memory;
+  grads_ = Tensor();  // the old storage is no longer used
+}
 
 std::string ParameterSet::layout_signature() const {
   std::string s = std::to_string(params_.size()) + " tensors, " + std::to_string(total_) + " floats:";

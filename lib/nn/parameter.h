@@ -55,17 +55,22 @@ class ParameterSet {
 
   [[nodiscard]] std::span<float> values() { return {values_.data(), total_}; }
   [[nodiscard]] std::span<const float> values() const { return {values_.data(), total_}; }
-  [[nodiscard]] std::span<float> grads() { return {grads_.data(), total_}; }
-  [[nodiscard]] std::span<const float> grads() const { return {grads_.data(), total_}; }
+  [[nodiscard]] std::span<float> grads() { return {grad_data_, total_}; }
+  [[nodiscard]] std::span<const float> grads() const { return {grad_data_, total_}; }
   [[nodiscard]] float* value(std::size_t i) { return values_.data() + params_[i].offset; }
   [[nodiscard]] const float* value(std::size_t i) const { return values_.data() + params_[i].offset; }
-  [[nodiscard]] float* grad(std::size_t i) { return grads_.data() + params_[i].offset; }
-  [[nodiscard]] const float* grad(std::size_t i) const { return grads_.data() + params_[i].offset; }
+  [[nodiscard]] float* grad(std::size_t i) { return grad_data_ + params_[i].offset; }
+  [[nodiscard]] const float* grad(std::size_t i) const { return grad_data_ + params_[i].offset; }
 
   [[nodiscard]] std::span<float> state() { return {state_.data(), state_total_}; }
   [[nodiscard]] std::span<const float> state() const { return {state_.data(), state_total_}; }
   [[nodiscard]] float* state(std::size_t i) { return state_.data() + state_info_[i].offset; }
   [[nodiscard]] const std::vector<StateInfo>& state_info() const { return state_info_; }
+
+  // Moves the gradients to `memory` (at least size() floats, 64-byte aligned; the caller keeps it
+  // alive), keeping their values: a shared buffer in node memory (comm/communicator.h), which the
+  // shared-memory allreduce reads in place on every rank.
+  void place_grads(float* memory);
 
   // Gradients accumulate across backward passes (backward_passes_per_step); the trainer zeroes
   // them once per optimizer step.
@@ -82,6 +87,7 @@ class ParameterSet {
   std::size_t state_total_ = 0;
   bool finalized_ = false;
   Tensor values_, grads_, state_;
+  float* grad_data_ = nullptr;  // grads_, or the memory place_grads() gave
 };
 
 }  // namespace scalelab::nn

@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <thread>
 
+#include "collectives/algorithm.h"
 #include "comm/mpi_runtime.h"
 #include "core/error.h"
 #include "nn/loss.h"
@@ -54,6 +56,16 @@ CpuEngine::CpuEngine(const TrainConfig& config, comm::Communicator& comm, const 
         choose_allreduce(comm, static_cast<double>(plan.largest_count() * sizeof(float)), config.choose_algorithm);
     algo_ = choice.algorithm;
     algo_words_ = choice.words;
+  }
+  // An algorithm that reads shared buffers in place (shm) gets the gradients in node memory: no
+  // copy into its staging memory per bucket. Collective: every rank has the same algorithm.
+  if (comm.size() > 1 && !config.fp16_allreduce &&
+      collectives::find_algorithm(collectives::Collective::allreduce, algo_).cost_shared != nullptr) {
+    nn::ParameterSet& params = model_->parameters();
+    if (unsigned char* memory = comm.shared_buffer(std::max<std::size_t>(params.size(), 1) * sizeof(float))) {
+      params.place_grads(reinterpret_cast<float*>(memory));
+      algo_words_ += std::string(algo_words_.empty() ? "" : "; ") + "gradients in node memory, read in place";
+    }
   }
   overlap_words_ = why_not_overlapped(config, comm);
   if (overlap_words_.empty()) {

@@ -84,6 +84,35 @@ TEST(Trainer, TwoRanksMatchOneRankAccumulatingTwoBackwardPasses) {
   EXPECT_LT(max_abs_diff(one.params[0], two.params[0]), 1e-5f);
 }
 
+// --algo shm puts the gradients in node memory, which shm reads in place: the same parameters
+// on every rank as the ring gives (at 3 ranks, and with the communication thread), and the
+// averaging line says where the gradients are.
+TEST(Trainer, ShmWithGradientsInNodeMemoryMatchesTheRing) {
+  for (const char* overlap : {"off", "on"}) {
+    TrainConfig c = small_config();
+    c.max_steps = 6;
+    c.overlap = overlap;
+    c.algo = "ring";
+    const RunOutcome ring = train_on(3, c);
+    c.algo = "shm";
+    RunOutcome shm;
+    shm.params.resize(3);
+    std::vector<std::string> averaging(3);
+    comm::run_local(3, [&](comm::Communicator& comm) {
+      Trainer t(c, comm);
+      const auto r = static_cast<std::size_t>(comm.rank());
+      averaging[r] = t.run().averaging;
+      const auto v = t.model().parameters().values();
+      shm.params[r].assign(v.begin(), v.end());
+    });
+    for (std::size_t r = 0; r < 3; ++r) {
+      EXPECT_EQ(shm.params[r], shm.params[0]) << "overlap " << overlap << ", rank " << r;
+      EXPECT_NE(averaging[r].find("gradients in node memory, read in place"), std::string::npos) << averaging[r];
+    }
+    EXPECT_LT(max_abs_diff(shm.params[0], ring.params[0]), 1e-5f) << "overlap " << overlap;
+  }
+}
+
 TEST(Trainer, LearnsTheSyntheticDataOnTwoRanks) {
   TrainConfig c = small_config();
   c.dataset.synthetic_train = 2000;
