@@ -91,7 +91,9 @@ class ShmAllreduce final : public PointToPointAlgorithm {
 
   // Publishes where this rank's input and output lie in the shared buffers and reads every peer's
   // (one flag wait); true when all of them lie in shared buffers, with peer_send_/peer_recv_ set
-  // (element 0 of every local rank's buffers). The same answer on every rank of the node.
+  // (element 0 of every local rank's buffers). The same answer on every rank of the node. A rank
+  // rewrites its places only in its next call, after the next flag wait, which no rank reaches
+  // before reading them (every call has a chunk: run() returns early at count 0).
   bool peers_shared(const comm::Communicator& comm, const void* send, void* recv, std::size_t bytes) {
     const comm::Communicator::SharedPlace s = comm.shared_place(send, bytes), r = comm.shared_place(recv, bytes);
     const int local = mem_->local_size(), me = mem_->local_rank();
