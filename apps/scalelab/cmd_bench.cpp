@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +24,8 @@
 #include "core/results.h"
 #include "core/size_parse.h"
 #include "load_report.h"
+#include "model/predict.h"
+#include "model/profile.h"
 
 namespace scalelab::cli {
 namespace {
@@ -42,6 +45,7 @@ constexpr const char* kUsage =
     "examples:\n"
     "  scalelab run -np 2 -- bench allreduce -b 1K -e 16M -f 4\n"
     "  scalelab run -np 2 -- bench allreduce -b 1M -e 64M -f 2 --compare\n"
+    "  scalelab run -np 2 -- bench allreduce -b 64K -e 64M -f 2 --algo auto --predict\n"
     "  scalelab run -np 3 -- bench reduce-scatter --algo all -d all -o all -b 8 -e 1M -f 4";
 
 const std::vector<DataType> kAllTypes{DataType::f32, DataType::f64, DataType::f16, DataType::i32};
@@ -60,6 +64,13 @@ std::vector<std::string> chosen_algorithms(collectives::Collective c, const std:
                                            const std::string& backend) {
   const auto names = collectives::algorithm_names(c);
   if (algo == "all") return names;
+  if (algo == "auto") {
+    if (backend == "nccl") {
+      throw_usage("--algo auto: chooses among the CPU ranks' algorithms by this machine's calibration; with "
+                  "--backend nccl use library (NCCL's own tuner chooses)");
+    }
+    return {algo};
+  }
   if (!algo.empty()) {
     (void)collectives::find_algorithm(c, algo);  // validates the name
     return {algo};
@@ -93,7 +104,7 @@ std::optional<Parsed> parse_bench(const Args& args) {
       ("datatype,d", po::value<std::string>()->default_value("float"), "float, double, half, int32 (or float32, float64, float16, int), or all")
       ("op,o", po::value<std::string>()->default_value("sum"), "sum, avg, min, max, or all")
       ("root,r", po::value<std::string>()->default_value("0"), "root rank (broadcast)")
-      ("algo", po::value<std::string>()->default_value(""), "algorithm (default ring, library with --backend nccl; library = the backend's own collective; all = each in turn)")
+      ("algo", po::value<std::string>()->default_value(""), "algorithm (default ring, library with --backend nccl; library = the backend's own collective; all = each in turn; auto = per size, the fastest the calibrated cost model predicts)")
       ("backend", po::value<std::string>()->default_value("mpi"), "mpi or nccl")
       ("compare", po::bool_switch(), "time --algo and library interleaved, print their busbw ratio")
       ("register,R", po::value<std::string>()->default_value("0"),
@@ -155,6 +166,16 @@ std::optional<Parsed> parse_bench(const Args& args) {
   p.backend = str("backend");
   p.json_path = str("json");
   p.predict = predict_request(*vm);
+  if (p.algorithms == std::vector<std::string>{"auto"}) {
+    // --algo auto: rank 0's calibration (--profile, or the default) picks per size; no profile: library.
+    const std::string path = p.predict.profile.empty() ? model::default_profile_path() : p.predict.profile;
+    if (const auto profile = model::try_load_profile(path)) {
+      const bool shared = o.shared_buffers;
+      o.chooser = [profile = *profile, shared](collectives::Collective c, double bytes, int ranks) {
+        return model::Predictor(profile, ranks).predict(c, "auto", std::nullopt, bytes, false, shared).algorithm;
+      };
+    }
+  }
   // Sizes against every type now, before any rank starts: a bad size is one line, not one per rank.
   for (const DataType t : o.types) (void)bench::size_sweep(o.sweep, comm::size_of(t));
   return p;

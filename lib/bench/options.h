@@ -14,6 +14,7 @@
 
 #include "bench/sweep.h"
 #include "collectives/algorithm.h"
+#include "collectives/choice.h"
 #include "comm/types.h"
 
 namespace scalelab::bench {
@@ -34,7 +35,10 @@ using Predictor = std::function<std::optional<double>(const CaseKey&)>;
 
 struct BenchOptions {
   collectives::Collective collective = collectives::Collective::allreduce;
-  std::string algorithm = "ring";                             // --algo
+  std::string algorithm = "ring";                             // --algo (auto: chooser's pick per size)
+  // --algo auto: what names the algorithm for each size (rank 0's answer counts, collectives/choice.h);
+  // empty, or no answer: library.
+  collectives::Chooser chooser;
   std::vector<comm::DataType> types{comm::DataType::f32};     // -d (several with -d all)
   std::vector<comm::ReduceOp> ops{comm::ReduceOp::sum};       // -o (several with -o all)
   int root = 0;                                               // -r

@@ -41,6 +41,7 @@ report::ConsoleTable make_table(const BenchOptions& o) {
     cols.push_back({"time", "(us)", 8});
     cols.push_back({"reached", "(%)", 7});
   }
+  if (o.algorithm == "auto") cols.push_back({"algo", "(auto)", 18});
   return report::ConsoleTable(std::move(cols), std::move(groups));
 }
 
@@ -80,6 +81,12 @@ void BenchPrinter::preamble(const std::vector<RankPlace>& places) const {
   if (o_.shared_buffers) {
     out_ << "# buffers in node memory (-R 1): shm reads the peers' buffers in place, nothing staged\n";
   }
+  if (o_.algorithm == "auto") {
+    out_ << (o_.chooser ? "# --algo auto: per size, the algorithm the calibrated cost model predicts fastest on "
+                              "rank 0's machine (column algo)\n"
+                        : "# --algo auto: no calibration profile to choose by, so library at every size (run "
+                          "'scalelab run -np N -- calibrate' once on this machine)\n");
+  }
   if (o_.compare) {
     out_ << "# --compare: " << o_.algorithm << " and library alternate iteration by iteration; ratio = "
          << o_.algorithm << " busbw / library busbw\n";
@@ -118,6 +125,7 @@ void BenchPrinter::row(const Row& r) const {
       cells.push_back("N/A");
     }
   }
+  if (o_.algorithm == "auto") cells.push_back(r.out_of_place.algorithm);
   table_.print_row(out_, cells);
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "bench/buffer.h"
 #include "bench/shared_arena.h"
 #include "bench/pattern.h"
+#include "collectives/choice.h"
 #include "comm/consistency.h"
 #include "comm/watchdog.h"
 #include "core/error.h"
@@ -330,7 +332,21 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
   for (const DataType t : o.types) sizes.push_back(size_sweep(o.sweep, comm::size_of(t)));
   check_host_memory(comm, o, sizes);
 
-  auto algo = collectives::make_algorithm(o.collective, o.algorithm);
+  // --algo auto: per size, rank 0's chooser names the algorithm (collectives/choice.h); each
+  // algorithm is made once, at its first size.
+  const bool choose = o.algorithm == "auto";
+  std::map<std::string, std::unique_ptr<Algorithm>> made;
+  auto algorithm_for = [&](std::uint64_t size) -> Algorithm& {
+    std::string name = o.algorithm;
+    if (choose) {
+      name = collectives::choose_algorithm(comm, o.collective, static_cast<double>(size), o.chooser);
+      if (name.empty()) name = "library";
+    }
+    std::unique_ptr<Algorithm>& a = made[name];
+    if (!a) a = collectives::make_algorithm(o.collective, name);
+    return *a;
+  };
+  if (!choose) (void)algorithm_for(0);  // an unknown name is a usage error before anything runs
   std::unique_ptr<Algorithm> library;
   if (o.compare) {
     if (o.algorithm == "library") {
@@ -355,7 +371,7 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
   for (std::size_t t = 0; t < o.types.size(); ++t) {
     for (const ReduceOp op : ops) {
       for (const std::uint64_t size : sizes[t]) {
-        result.rows.push_back(run_case(comm, o, *algo, library.get(), o.types[t], op, size, arena, watchdog, step));
+        result.rows.push_back(run_case(comm, o, algorithm_for(size), library.get(), o.types[t], op, size, arena, watchdog, step));
         if (on_row) on_row(result.rows.back());
       }
     }

@@ -1,8 +1,9 @@
 // algo "auto" on CPU ranks: the gradient allreduce's algorithm, chosen for the step plan's
 // largest bucket by whoever can price it (the scalelab command passes the calibrated cost model,
 // model::Predictor, whose "auto" is the fastest algorithm it predicts), on rank 0, and broadcast so
-// that every rank runs the same one. Without a chooser, or when it has no answer (no calibration
-// profile), the MPI library's own allreduce, and the words say why.
+// that every rank runs the same one (collectives/choice.h, which bench --algo auto shares). Without
+// a chooser, or when it has no answer (no calibration profile), the MPI library's own allreduce,
+// and the words say why.
 //
 //   AlgorithmChoice c = choose_allreduce(comm, bytes, config.choose_algorithm);
 //   // c.algorithm: "shm"; c.words: "auto: the fastest the calibrated model predicts for the largest

@@ -10,6 +10,7 @@
 
 #include "collective_check.h"
 #include "collectives/algorithm.h"
+#include "collectives/choice.h"
 #include "comm/local.h"
 #include "core/error.h"
 
@@ -106,6 +107,34 @@ TEST(SharedMemoryAllreduce, ReadsSharedBuffersInPlaceAndFallsBackWhenOneRankHasN
       }
     }
   }
+}
+
+// --algo auto's choice (collectives/choice.h): every rank gets rank 0's answer, whatever its own
+// chooser would say; no chooser or no answer is ""; a name of another collective is an error.
+TEST(ChooseAlgorithm, EveryRankGetsRankZerosAnswer) {
+  for (const int p : {2, 3}) {
+    std::vector<std::string> got(static_cast<std::size_t>(p)), none(static_cast<std::size_t>(p));
+    comm::run_local(p, [&](comm::Communicator& comm) {
+      const auto me = static_cast<std::size_t>(comm.rank());
+      got[me] = collectives::choose_algorithm(comm, Collective::broadcast, 1e6, [&](Collective c, double bytes, int n) {
+        EXPECT_EQ(c, Collective::broadcast);
+        EXPECT_EQ(bytes, 1e6);
+        EXPECT_EQ(n, p);
+        return std::string(comm.rank() == 0 ? "tree" : "naive");
+      });
+      none[me] = collectives::choose_algorithm(comm, Collective::broadcast, 1e6, {});
+    });
+    for (int r = 0; r < p; ++r) {
+      EXPECT_EQ(got[static_cast<std::size_t>(r)], "tree") << "rank " << r;
+      EXPECT_EQ(none[static_cast<std::size_t>(r)], "") << "rank " << r;
+    }
+  }
+  comm::run_local(2, [&](comm::Communicator& comm) {
+    if (comm.rank() != 0) return;  // rank 1 would wait in the exchange rank 0 never reaches
+    EXPECT_THROW((void)collectives::choose_algorithm(comm, Collective::broadcast, 1e6,
+                                                     [](Collective, double, int) { return std::string("shm"); }),
+                 Error);
+  });
 }
 
 TEST(RingAllreduce, CutsLargeBlocksIntoSegmentsAndStaysExact) {
