@@ -208,9 +208,9 @@ int cmd_bench(const Args& args) {
   std::vector<nlohmann::json> runs;
   std::uint64_t wrong = 0;
   const LoadReport load;  // did every rank get its core while it timed (load_report.h)
-  // -R 1: one shared buffer for every algorithm of the run (node memory is freed only with the job).
+  // -R 1: one shared buffer for every algorithm of the run (node memory is freed only with the job),
+  // made by the first run_benchmark once the sizes are known to fit.
   std::optional<bench::SharedArena> arena;
-  if (parsed->options.shared_buffers) arena.emplace(c, bench::SharedArena::bytes_for(parsed->options, c.size()));
   for (const std::string& algo : parsed->algorithms) {
     bench::BenchOptions o = parsed->options;
     o.algorithm = algo;
@@ -226,7 +226,7 @@ int cmd_bench(const Args& args) {
     }
     printer.header();
     const auto result =
-        bench::run_benchmark(c, o, [&](const bench::Row& row) { printer.row(row); }, arena ? &*arena : nullptr);
+        bench::run_benchmark(c, o, [&](const bench::Row& row) { printer.row(row); }, &arena);
     printer.footer(result.summary);
     if (prediction) prediction->print_summary(out, result);
     wrong += result.summary.wrong_total;

@@ -313,7 +313,7 @@ void require_same_options(comm::Communicator& comm, const BenchOptions& o) {
 }
 
 BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const RowCallback& on_row,
-                          SharedArena* arena) {
+                          std::optional<SharedArena>* arena_slot) {
   require_same_options(comm, o);
   if (o.iters < 1) throw_parameter(ErrorKind::usage, "iters", std::to_string(o.iters) + ": give at least 1 iteration");
   if (o.warmup_iters < 0) throw_parameter(ErrorKind::usage, "warmup_iters", std::to_string(o.warmup_iters) + ": give 0 or more");
@@ -359,9 +359,15 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
   if (!(o.stall_timeout_s >= 0) || !std::isfinite(o.stall_timeout_s)) {
     throw_parameter(ErrorKind::usage, "stall_timeout_s", std::to_string(o.stall_timeout_s) + ": give seconds >= 0 (0: never)");
   }
+  // -R 1: the shared buffer, made once the sizes are known to fit (check_host_memory above counts
+  // what it holds) and kept in the caller's slot for the next algorithm of the run.
   std::optional<SharedArena> own_arena;
-  if (o.shared_buffers && arena == nullptr) arena = &own_arena.emplace(comm, SharedArena::bytes_for(o, comm.size()));
-  if (!o.shared_buffers) arena = nullptr;
+  if (arena_slot == nullptr) arena_slot = &own_arena;
+  SharedArena* arena = nullptr;
+  if (o.shared_buffers) {
+    if (!arena_slot->has_value()) arena_slot->emplace(comm, SharedArena::bytes_for(o, comm.size()));
+    arena = &**arena_slot;
+  }
   comm::StallWatchdog watchdog(o.stall_timeout_s, comm.rank(), comm.size(), "the benchmark");
   std::int64_t step = 0;  // calls so far, for the watchdog's report
 

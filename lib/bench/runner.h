@@ -17,6 +17,7 @@
 // error naming the ranks that disagree.
 #pragma once
 #include <functional>
+#include <optional>
 
 #include "bench/options.h"
 #include "bench/shared_arena.h"
@@ -26,10 +27,12 @@ namespace scalelab::bench {
 
 using RowCallback = std::function<void(const Row&)>;
 
-// With options.shared_buffers the buffers come from `arena` (shared_arena.h), or from one made
-// for this call when it is null: a run of several algorithms passes one, made once.
+// With options.shared_buffers the buffers come from a shared buffer (shared_arena.h), made after
+// the sizes are checked against the memory: in *arena_slot when given and empty (a run of several
+// algorithms passes one slot, so the buffer is made once), else for this call.
 [[nodiscard]] BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& options,
-                                        const RowCallback& on_row = {}, SharedArena* arena = nullptr);
+                                        const RowCallback& on_row = {},
+                                        std::optional<SharedArena>* arena_slot = nullptr);
 
 // Throws a usage error when ranks were launched with different options (sizes, type, op,
 // algorithm, iterations ...), naming the option and the ranks; collective.

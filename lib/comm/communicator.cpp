@@ -35,15 +35,38 @@ void Communicator::local_copy(void* dst, const void* src, std::size_t bytes) {
 }
 
 unsigned char* Communicator::shared_buffer(std::size_t bytes) {
+  // A buffer given back that is large enough: every rank finds the same one (same history).
+  for (std::size_t i = 0; i < shared_buffers_.size(); ++i) {
+    NodeMemory& mem = *shared_buffers_[i];
+    if (shared_free_[i] && mem.region_bytes() >= bytes) {
+      shared_free_[i] = false;
+      unsigned char* own = mem.region(mem.local_rank());
+      std::memset(own, 0, mem.region_bytes());
+      return own;
+    }
+  }
   NodeMemory* mem = node_memory(bytes);
   if (mem == nullptr) return nullptr;
   shared_buffers_.push_back(mem);
+  shared_free_.push_back(false);
   return mem->region(mem->local_rank());
+}
+
+void Communicator::release_shared_buffer(const unsigned char* buffer) {
+  for (std::size_t i = 0; i < shared_buffers_.size(); ++i) {
+    const NodeMemory& mem = *shared_buffers_[i];
+    if (mem.region(mem.local_rank()) == buffer && !shared_free_[i]) {
+      shared_free_[i] = true;
+      return;
+    }
+  }
+  throw_runtime("release_shared_buffer: not a shared buffer in use on this communicator");
 }
 
 Communicator::SharedPlace Communicator::shared_place(const void* p, std::size_t bytes) const {
   const auto* b = static_cast<const unsigned char*>(p);
   for (std::size_t i = 0; i < shared_buffers_.size(); ++i) {
+    if (shared_free_[i]) continue;
     const NodeMemory& mem = *shared_buffers_[i];
     const unsigned char* start = mem.region(mem.local_rank());
     // Compared as integers: pointers into different objects have no order in C++.

@@ -82,6 +82,11 @@ class Communicator {
   [[nodiscard]] SharedPlace shared_place(const void* p, std::size_t bytes) const;
   // The node memory that shared buffer `index` is a region of (index as shared_place gives it).
   [[nodiscard]] const NodeMemory& shared_buffer_memory(int index) const;
+  // Gives back a buffer shared_buffer() made, for a later shared_buffer() call of at most its size to
+  // reuse: node memory is freed only with the communicator, and a trainer built again and again on
+  // one communicator (`converge`) would otherwise take a new one each time. Collective like
+  // shared_buffer(): every rank gives back the same buffers in the same order, once no call uses them.
+  void release_shared_buffer(const unsigned char* buffer);
   // Whether shared_buffer() has made any buffer; the same on every rank, since making one is collective.
   [[nodiscard]] bool has_shared_buffers() const { return !shared_buffers_.empty(); }
   // Every rank's `value`, indexed by rank (through host_allgather). Collective.
@@ -94,6 +99,7 @@ class Communicator {
 
  private:
   std::vector<NodeMemory*> shared_buffers_;  // shared_buffer()'s memories, owned by the backend
+  std::vector<bool> shared_free_;            // given back, to be reused
 };
 
 }  // namespace scalelab::comm

@@ -43,7 +43,7 @@ std::string why_not_overlapped(const TrainConfig& c, comm::Communicator& comm) {
 
 CpuEngine::CpuEngine(const TrainConfig& config, comm::Communicator& comm, const nn::Shape& sample_shape,
                      std::size_t classes)
-    : sample_(sample_shape) {
+    : comm_(comm), sample_(sample_shape) {
   model_ = nn::make_model(config.model, sample_shape, classes, config.seed);
   model_->reseed(config.seed, static_cast<std::uint64_t>(comm.rank()));  // ranks drop different units
   model_->reserve(config.batch_size);
@@ -64,6 +64,7 @@ CpuEngine::CpuEngine(const TrainConfig& config, comm::Communicator& comm, const 
     nn::ParameterSet& params = model_->parameters();
     if (unsigned char* memory = comm.shared_buffer(std::max<std::size_t>(params.size(), 1) * sizeof(float))) {
       params.place_grads(reinterpret_cast<float*>(memory));
+      shared_grads_ = memory;
       algo_words_ += std::string(algo_words_.empty() ? "" : "; ") + "gradients in node memory, read in place";
     }
   }
@@ -74,6 +75,14 @@ CpuEngine::CpuEngine(const TrainConfig& config, comm::Communicator& comm, const 
     averager_ = std::make_unique<GradientAverager>(comm, algo_, std::move(plan));
   }
   dlogits_.resize(nn::Shape{config.batch_size, classes});
+}
+
+// The averagers go first (the overlapped one joins its thread); then the buffer is given back
+// for the next engine on this communicator (converge builds one per run).
+CpuEngine::~CpuEngine() {
+  overlapped_.reset();
+  averager_.reset();
+  if (shared_grads_ != nullptr) comm_.release_shared_buffer(shared_grads_);
 }
 
 void CpuEngine::forward(const float* images, std::size_t n, bool training) {

@@ -18,6 +18,9 @@ namespace scalelab::train {
 class CpuEngine final : public Engine {
  public:
   CpuEngine(const TrainConfig& config, comm::Communicator& comm, const nn::Shape& sample_shape, std::size_t classes);
+  ~CpuEngine() override;
+  CpuEngine(const CpuEngine&) = delete;
+  CpuEngine& operator=(const CpuEngine&) = delete;
 
   [[nodiscard]] std::string device() const override { return "cpu"; }
   [[nodiscard]] std::string averaging() const override;
@@ -40,6 +43,8 @@ class CpuEngine final : public Engine {
   void enable_sync_batchnorm(comm::Communicator& comm) override;
 
  private:
+  comm::Communicator& comm_;
+  unsigned char* shared_grads_ = nullptr;  // the gradients' shared buffer (algo shm), given back at the end
   nn::Shape sample_;
   std::unique_ptr<nn::Model> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;

@@ -34,6 +34,33 @@ TEST(NodeMemory, EveryRankSeesEveryRegionPageAlignedAndZeroed) {
   });
 }
 
+// Shared buffers: where a pointer lies in them, and a buffer given back is reused (zeroed) by the
+// next request that fits, on every rank alike, while a larger request makes a new one.
+TEST(SharedBuffer, PlacesPointersAndReusesWhatWasGivenBack) {
+  run_local(3, [](Communicator& comm) {
+    EXPECT_FALSE(comm.has_shared_buffers());
+    unsigned char* a = comm.shared_buffer(1000);
+    ASSERT_NE(a, nullptr);
+    EXPECT_TRUE(comm.has_shared_buffers());
+    const Communicator::SharedPlace in = comm.shared_place(a + 10, 990);
+    EXPECT_EQ(in.buffer, 0);
+    EXPECT_EQ(in.offset, 10U);
+    EXPECT_EQ(comm.shared_place(a + 10, 1u << 20).buffer, -1) << "a range running past the buffer";
+    int local = 0;
+    EXPECT_EQ(comm.shared_place(&local, sizeof local).buffer, -1) << "ordinary memory";
+    a[5] = 7;
+    comm.release_shared_buffer(a);
+    EXPECT_EQ(comm.shared_place(a, 1).buffer, -1) << "a buffer given back is not in use";
+    unsigned char* b = comm.shared_buffer(500);
+    EXPECT_EQ(b, a) << "the buffer given back, reused";
+    EXPECT_EQ(b[5], 0) << "and zeroed";
+    unsigned char* c = comm.shared_buffer(1u << 20);
+    EXPECT_NE(c, a);
+    EXPECT_EQ(comm.shared_place(c, 1u << 20).buffer, 1);
+    EXPECT_THROW(comm.release_shared_buffer(c + 1), Error);
+  });
+}
+
 TEST(NodeBarrier, WhatARankWroteBeforeTheBarrierEveryPeerReadsAfterIt) {
   run_local(4, [](Communicator& comm) {
     NodeMemory* mem = comm.node_memory(4096);

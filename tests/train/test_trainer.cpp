@@ -99,11 +99,17 @@ TEST(Trainer, ShmWithGradientsInNodeMemoryMatchesTheRing) {
     shm.params.resize(3);
     std::vector<std::string> averaging(3);
     comm::run_local(3, [&](comm::Communicator& comm) {
-      Trainer t(c, comm);
       const auto r = static_cast<std::size_t>(comm.rank());
-      averaging[r] = t.run().averaging;
-      const auto v = t.model().parameters().values();
-      shm.params[r].assign(v.begin(), v.end());
+      {
+        Trainer t(c, comm);
+        averaging[r] = t.run().averaging;
+        const auto v = t.model().parameters().values();
+        shm.params[r].assign(v.begin(), v.end());
+      }
+      // A second trainer on the same communicator (as converge builds one per run) reuses the
+      // first one's buffer rather than taking more node memory.
+      Trainer again(c, comm);
+      EXPECT_EQ(comm.shared_place(again.model().parameters().grads().data(), sizeof(float)).buffer, 0);
     });
     for (std::size_t r = 0; r < 3; ++r) {
       EXPECT_EQ(shm.params[r], shm.params[0]) << "overlap " << overlap << ", rank " << r;
