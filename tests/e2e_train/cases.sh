@@ -287,7 +287,7 @@ case $CASE in
     expect_error 2 "^error: lab1: unexpected argument 'extra'" -- "$LAB1" extra ;;
   train_contended)
     busy_loops
-    "$SCALELAB" run -np 2 -- train --dataset synthetic --model cnn --max-steps 15 --batch-size 64 --no-eval \
+    "$SCALELAB" run -np 2 -- train --dataset synthetic --model cnn --max-steps 40 --batch-size 64 --no-eval \
         --json t.json > out.txt 2> err.txt || { cat out.txt err.txt; fail "train"; }
     cat out.txt err.txt
     [ "$(grep -c "$LOAD_WARNING" err.txt)" = 1 ] || fail "not one load warning line"
