@@ -79,16 +79,16 @@ void BenchPrinter::preamble(const std::vector<RankPlace>& places) const {
   out_ << "#\n# time: median over " << o_.iters
        << " iterations of the slowest rank's time (barrier before each); GB = 1e9 bytes\n";
   if (o_.shared_buffers) {
-    out_ << "# buffers in node memory (-R 1): shm reads the peers' buffers in place, nothing staged\n";
+    out_ << "# buffers in node memory: shm reads the peers' buffers in place, nothing staged\n";
   }
   if (o_.algorithm == "auto") {
-    out_ << (o_.chooser ? "# --algo auto: per size, the algorithm the calibrated cost model predicts fastest on "
+    out_ << (o_.chooser ? "# algorithm auto: per size, the one the calibrated cost model predicts fastest on "
                               "rank 0's machine (column algo)\n"
-                        : "# --algo auto: no calibration profile to choose by, so library at every size (run "
+                        : "# algorithm auto: no calibration profile to choose by, so library at every size (run "
                           "'scalelab run -np N -- calibrate' once on this machine)\n");
   }
   if (o_.compare) {
-    out_ << "# --compare: " << o_.algorithm << " and library alternate iteration by iteration; ratio = "
+    out_ << "# compared with library: " << o_.algorithm << " and library alternate iteration by iteration; ratio = "
          << o_.algorithm << " busbw / library busbw\n";
   }
   out_ << "#\n";
