@@ -45,7 +45,8 @@ esac
 
 start=$(date +%s.%N)
 if [ "$KIND" = run ]; then
-  "$SCALELAB" run -np "$RANKS" -- train --dataset synthetic --model mlp --max-steps 100000 --epochs 1 \
+  # The cnn's epoch lasts seconds (the mlp's ends in under one, before the signal can arrive).
+  "$SCALELAB" run -np "$RANKS" -- train --dataset synthetic --model cnn --epochs 1 \
       --json "$WORK/run.json" > out.txt 2>&1 &
   launcher=$!
   for _ in $(seq 1 60); do grep -q "^Epoch 1/1" out.txt && break; sleep 0.5; done
