@@ -170,9 +170,8 @@ std::optional<Parsed> parse_bench(const Args& args) {
     // --algo auto: rank 0's calibration (--profile, or the default) picks per size; no profile: library.
     const std::string path = p.predict.profile.empty() ? model::default_profile_path() : p.predict.profile;
     if (const auto profile = model::try_load_profile(path)) {
-      const bool shared = o.shared_buffers;
-      o.chooser = [profile = *profile, shared](collectives::Collective c, double bytes, int ranks) {
-        return model::Predictor(profile, ranks).predict(c, "auto", std::nullopt, bytes, false, shared).algorithm;
+      o.chooser = [profile = *profile](const collectives::ChoiceQuery& q) {
+        return model::Predictor(profile, q.ranks).choose(q);
       };
     }
   }

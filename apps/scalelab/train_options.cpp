@@ -154,12 +154,10 @@ TrainOptions read_train_options(const po::variables_map& vm) {
   if (declared(vm, "resume")) c.resume = vm["resume"].as<std::string>();
   if (declared(vm, "timeline")) c.timeline = vm["timeline"].as<std::string>();
   c.algo = vm["algo"].as<std::string>();
-  c.choose_algorithm = [](double bytes, int ranks) -> std::string {
+  c.choose_algorithm = [](const collectives::ChoiceQuery& q) -> std::string {
     const auto profile = model::try_load_profile(model::default_profile_path());
     if (!profile) return "";
-    return model::Predictor(*profile, ranks)
-        .predict(collectives::Collective::allreduce, "auto", std::nullopt, bytes)
-        .algorithm;
+    return model::Predictor(*profile, q.ranks).choose(q);
   };
   c.bucket_cap_bytes = parse_size(vm["bucket-cap"].as<std::string>(), "--bucket-cap");
   c.fp16_allreduce = vm["fp16-allreduce"].as<bool>();

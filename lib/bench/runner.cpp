@@ -339,7 +339,9 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
   auto algorithm_for = [&](std::uint64_t size) -> Algorithm& {
     std::string name = o.algorithm;
     if (choose) {
-      name = collectives::choose_algorithm(comm, o.collective, static_cast<double>(size), o.chooser);
+      collectives::ChoiceQuery q{o.collective, static_cast<double>(size)};
+      q.shared_buffers = o.shared_buffers;  // priced out of place, as the prediction column is
+      name = collectives::choose_algorithm(comm, q, o.chooser);
       if (name.empty()) name = "library";
     }
     std::unique_ptr<Algorithm>& a = made[name];

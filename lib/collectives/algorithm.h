@@ -90,6 +90,9 @@ struct AlgorithmDescriptor {
   // Seconds when every rank's buffers are shared buffers (Communicator::shared_buffer) and the
   // algorithm reads them in place; null: the same as cost.
   double (*cost_shared)(double n, int p, const Costs& c) = nullptr;
+  // Runs only where every node has the same number of ranks (Communicator::uniform_nodes); elsewhere
+  // naming it is a usage error, and "auto" passes it over (collectives/choice.h).
+  bool uniform_nodes = false;
 
   [[nodiscard]] bool is_library() const { return cost == nullptr; }
 };

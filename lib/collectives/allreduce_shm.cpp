@@ -277,6 +277,6 @@ extern const AlgorithmDescriptor kAllreduceShm{
     "through node shared memory (MPI-3 window): each rank stages 256 KiB chunks and reduces from its peers' "
     "staged chunks directly; across nodes a ring between the nodes on each slice",
     "Open MPI's coll/sm and coll/xhc, NCCL's SHM transport inside a node", NcclAnalogue::none, &make, &cost,
-    kChunkBytes, 0, /*host_only=*/true, &cost_shared};
+    kChunkBytes, 0, /*host_only=*/true, &cost_shared, /*uniform_nodes=*/true};
 
 }  // namespace scalelab::collectives

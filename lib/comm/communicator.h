@@ -35,6 +35,9 @@ class Communicator {
   [[nodiscard]] virtual int size() const = 0;
   [[nodiscard]] virtual int local_rank() const = 0;
   [[nodiscard]] virtual int local_size() const = 0;
+  // Every node has the same number of ranks (the same local_size on every rank): what the
+  // hierarchical node-memory algorithms need. Known at construction, so asking is free.
+  [[nodiscard]] virtual bool uniform_nodes() const { return true; }
   [[nodiscard]] virtual std::string backend() const = 0;  // "mpi", "nccl", "local"
   [[nodiscard]] virtual MemorySpace memory_space() const = 0;
 

@@ -85,6 +85,22 @@ std::vector<std::string> Predictor::algorithms(Collective c) const {
   return out;
 }
 
+std::string Predictor::choose(const collectives::ChoiceQuery& q) const {
+  if (gpu_) return "library";
+  std::string best;
+  double best_s = std::numeric_limits<double>::infinity();
+  for (const auto& a : algorithms(q.collective)) {
+    if (a == "auto" || !collectives::can_run(collectives::find_algorithm(q.collective, a), q)) continue;
+    std::string detail;
+    const double t = cpu_time(q.collective, a, q.bytes, q.in_place, q.shared_buffers, detail);
+    if (t >= 0 && t < best_s) {
+      best_s = t;
+      best = a;
+    }
+  }
+  return best;
+}
+
 double Predictor::cpu_time(Collective c, const std::string& a, double n, bool in_place, bool shared_buffers,
                            std::string& detail) const {
   const int p = ranks_;
@@ -144,7 +160,12 @@ Prediction Predictor::predict(Collective c, const std::string& algorithm, std::o
   }
   // On GPUs "auto" is what NCCL would run (its tuner's choice among ring, tree and NVLS: the
   // library); the textbook algorithms are priced only when named. On CPU ranks scalelab runs
-  // every algorithm itself, so "auto" is the fastest of them.
+  // every algorithm itself, so "auto" is the fastest of them (choose).
+  if (!gpu_ && algorithm == "auto") {
+    collectives::ChoiceQuery q{c, bytes, ranks_, in_place, shared_buffers};
+    const std::string pick = choose(q);
+    if (!pick.empty()) return predict(c, pick, protocol, bytes, in_place, shared_buffers);
+  }
   const std::string wanted = gpu_ && algorithm == "auto" ? std::string("library") : algorithm;
   Prediction best;
   best.time_s = std::numeric_limits<double>::infinity();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectives/algorithm.h"
+#include "collectives/choice.h"
 #include "model/nccl.h"
 #include "model/profile.h"
 #include "topo/catalog.h"
@@ -44,6 +45,10 @@ class Predictor {
   [[nodiscard]] Prediction predict(collectives::Collective c, const std::string& algorithm,
                                    std::optional<topo::Protocol> protocol, double bytes, bool in_place = false,
                                    bool shared_buffers = false) const;
+  // "auto" for collectives::choose_algorithm: on CPU ranks the fastest algorithm the model predicts
+  // among those that can run as the query says (collectives::can_run), priced in place and on
+  // shared buffers as it says (its `ranks` is not read: this predictor's); on GPUs "library".
+  [[nodiscard]] std::string choose(const collectives::ChoiceQuery& q) const;
   // CPU ranks only: the time an allreduce of `bytes` cannot beat on this machine, the longer of
   //  - its least memory traffic at the calibrated memcpy rate of one core (at the call's
   //    footprint, hot to cold): each rank reads (2p-1)/p and writes 1 byte per byte of the vector

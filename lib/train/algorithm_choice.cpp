@@ -8,11 +8,13 @@
 
 namespace scalelab::train {
 
-AlgorithmChoice choose_allreduce(comm::Communicator& comm, double bytes, const AlgorithmChooser& chooser) {
+AlgorithmChoice choose_allreduce(comm::Communicator& comm, double bytes, bool shared_buffers,
+                                 const collectives::Chooser& chooser) {
   if (comm.size() == 1) return {"library", ""};  // nothing to average, nothing to choose
-  collectives::Chooser ask;
-  if (chooser) ask = [&](collectives::Collective, double b, int ranks) { return chooser(b, ranks); };
-  const std::string a = collectives::choose_algorithm(comm, collectives::Collective::allreduce, bytes, ask);
+  collectives::ChoiceQuery q{collectives::Collective::allreduce, bytes};
+  q.in_place = true;
+  q.shared_buffers = shared_buffers;
+  const std::string a = collectives::choose_algorithm(comm, q, chooser);
   if (a.empty()) {
     return {"library", "auto: the MPI library's own (no calibration profile to choose by; run 'scalelab run -np 2 -- "
                        "calibrate' once on this machine)"};

@@ -36,7 +36,7 @@ struct TrainConfig {
   std::string algo = "library";       // allreduce algorithm for the gradients (collectives/), or auto
   // algo "auto" on CPU ranks: prices the algorithms for a bucket size (train/algorithm_choice.h);
   // the scalelab command sets it from the calibration profile. Not part of the saved config.
-  AlgorithmChooser choose_algorithm;
+  collectives::Chooser choose_algorithm;
   std::size_t bucket_cap_bytes = nn::kDefaultBucketCapBytes;  // float32 gradient bytes per allreduce bucket (nn/step_plan.h); 0: one per tensor
   bool fp16_allreduce = false;        // compress gradients to float16 on the wire
   // cpu: average gradients on a communication thread while backward runs (train/overlapped_averager.h):

@@ -51,15 +51,18 @@ CpuEngine::CpuEngine(const TrainConfig& config, comm::Communicator& comm, const 
   optimizer_->bind(model_->parameters());
   nn::StepPlan plan = make_step_plan(config, model_->parameters());
   algo_ = config.algo;
+  // Gradients go into node memory below for an algorithm that reads it in place, unless they
+  // travel as float16 (converted into a buffer of the averager's own).
+  const bool shared_grads = comm.size() > 1 && !config.fp16_allreduce;
   if (algo_ == "auto") {
-    const AlgorithmChoice choice =
-        choose_allreduce(comm, static_cast<double>(plan.largest_count() * sizeof(float)), config.choose_algorithm);
+    const AlgorithmChoice choice = choose_allreduce(comm, static_cast<double>(plan.largest_count() * sizeof(float)),
+                                                    shared_grads, config.choose_algorithm);
     algo_ = choice.algorithm;
     algo_words_ = choice.words;
   }
   // An algorithm that reads shared buffers in place (shm) gets the gradients in node memory: no
   // copy into its staging memory per bucket. Collective: every rank has the same algorithm.
-  if (comm.size() > 1 && !config.fp16_allreduce &&
+  if (shared_grads &&
       collectives::find_algorithm(collectives::Collective::allreduce, algo_).cost_shared != nullptr) {
     nn::ParameterSet& params = model_->parameters();
     if (unsigned char* memory = comm.shared_buffer(std::max<std::size_t>(params.size(), 1) * sizeof(float))) {

@@ -116,13 +116,18 @@ TEST(ChooseAlgorithm, EveryRankGetsRankZerosAnswer) {
     std::vector<std::string> got(static_cast<std::size_t>(p)), none(static_cast<std::size_t>(p));
     comm::run_local(p, [&](comm::Communicator& comm) {
       const auto me = static_cast<std::size_t>(comm.rank());
-      got[me] = collectives::choose_algorithm(comm, Collective::broadcast, 1e6, [&](Collective c, double bytes, int n) {
-        EXPECT_EQ(c, Collective::broadcast);
-        EXPECT_EQ(bytes, 1e6);
-        EXPECT_EQ(n, p);
+      collectives::ChoiceQuery asked{Collective::broadcast, 1e6};
+      asked.in_place = true;
+      asked.uniform_nodes = false;  // choose_algorithm says what the communicator says
+      got[me] = collectives::choose_algorithm(comm, asked, [&](const collectives::ChoiceQuery& q) {
+        EXPECT_EQ(q.collective, Collective::broadcast);
+        EXPECT_EQ(q.bytes, 1e6);
+        EXPECT_EQ(q.ranks, p);
+        EXPECT_TRUE(q.in_place);
+        EXPECT_TRUE(q.uniform_nodes);
         return std::string(comm.rank() == 0 ? "tree" : "naive");
       });
-      none[me] = collectives::choose_algorithm(comm, Collective::broadcast, 1e6, {});
+      none[me] = collectives::choose_algorithm(comm, asked, {});
     });
     for (int r = 0; r < p; ++r) {
       EXPECT_EQ(got[static_cast<std::size_t>(r)], "tree") << "rank " << r;
@@ -131,10 +136,20 @@ TEST(ChooseAlgorithm, EveryRankGetsRankZerosAnswer) {
   }
   comm::run_local(2, [&](comm::Communicator& comm) {
     if (comm.rank() != 0) return;  // rank 1 would wait in the exchange rank 0 never reaches
-    EXPECT_THROW((void)collectives::choose_algorithm(comm, Collective::broadcast, 1e6,
-                                                     [](Collective, double, int) { return std::string("shm"); }),
+    EXPECT_THROW((void)collectives::choose_algorithm(comm, collectives::ChoiceQuery{Collective::broadcast, 1e6},
+                                                     [](const collectives::ChoiceQuery&) { return std::string("shm"); }),
                  Error);
   });
+}
+
+TEST(ChooseAlgorithm, ShmRunsOnlyWhereEveryNodeHasAsManyRanks) {
+  collectives::ChoiceQuery q{Collective::allreduce, 1e6};
+  const auto& shm = collectives::find_algorithm(Collective::allreduce, "shm");
+  const auto& ring = collectives::find_algorithm(Collective::allreduce, "ring");
+  EXPECT_TRUE(collectives::can_run(shm, q));
+  q.uniform_nodes = false;
+  EXPECT_FALSE(collectives::can_run(shm, q));
+  EXPECT_TRUE(collectives::can_run(ring, q));
 }
 
 TEST(RingAllreduce, CutsLargeBlocksIntoSegmentsAndStaysExact) {

@@ -9,6 +9,7 @@
 
 #include "collective_check.h"
 #include "collectives/algorithm.h"
+#include "collectives/choice.h"
 #include "comm/backends/mpi_communicator.h"
 #include "comm/consistency.h"
 #include "comm/factory.h"
@@ -80,6 +81,21 @@ TEST(MpiAlgorithms, SharedMemoryAllreduceMatchesTheReferenceAcrossNodes) {
     const double worst = nodes.max_over_ranks(static_cast<double>(failures.size()));
     EXPECT_EQ(worst, 0.0) << "shm on nodes of " << block << " ranks at " << nodes.size() << " ranks"
                           << (failures.empty() ? std::string(" (failures on another rank)") : ": " + failures.front());
+  }
+}
+
+// --algo auto where the nodes hold different numbers of ranks: the communicator says so and so does
+// the query the chooser gets (the cost model then passes shm over: tests/model/test_predict.cpp).
+TEST(MpiAlgorithms, TheChoiceKnowsWhetherEveryNodeHasAsManyRanks) {
+  EXPECT_TRUE(world().uniform_nodes());
+  for (const int block : {1, 2}) {
+    comm::MpiCommunicator nodes(comm::MpiCommunicator::kDefaultMaxCountPerCall, block);
+    const bool uniform = nodes.size() % block == 0;
+    EXPECT_EQ(nodes.uniform_nodes(), uniform) << "nodes of " << block << " at " << nodes.size() << " ranks";
+    const std::string got = collectives::choose_algorithm(
+        nodes, collectives::ChoiceQuery{Collective::allreduce, 1e6},
+        [](const collectives::ChoiceQuery& q) { return std::string(q.uniform_nodes ? "shm" : "ring"); });
+    EXPECT_EQ(got, uniform ? "shm" : "ring");
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 
 #include "core/error.h"
 #include "collectives/cost_formulas.h"
@@ -285,6 +287,39 @@ TEST(Predictor, MemoryLimitIsAlsoBoundByWhatCrossesBetweenTheCores) {
   EXPECT_NEAR(*Predictor(prof, 3).memory_limit_s(Collective::allreduce, n), 2 * prof.peer_copy.at(n * 2 / 3), 1e-12);
   prof.peer_copy = {{4096, 1e7}, {4096 / 400e9, 1e7 / 400e9}};
   EXPECT_NEAR(*Predictor(prof, 2).memory_limit_s(Collective::allreduce, n), traffic, 1e-12);
+}
+
+// auto for a query (what train and bench --algo auto ask): the fastest algorithm predicted for
+// the call as the query describes it (in place, on shared buffers), passing over shm where the
+// nodes hold different numbers of ranks.
+TEST(Predictor, ChooseIsTheFastestThatCanRunThere) {
+  Profile prof = copy_at_16GBps_profile();
+  prof.peer_copy = {{4096, 1e7}, {4096 / 400e9, 1e7 / 400e9}};  // reading the peers' buffers in place is cheap
+  const Predictor pr(prof, 2);
+  for (const bool shared : {false, true}) {
+    for (const bool uniform : {true, false}) {
+      collectives::ChoiceQuery q{Collective::allreduce, 4e6};
+      q.in_place = true;
+      q.shared_buffers = shared;
+      q.uniform_nodes = uniform;
+      std::string best;
+      double best_s = std::numeric_limits<double>::infinity();
+      for (const auto& a : collectives::algorithm_names(Collective::allreduce)) {
+        if (a == "shm" && !uniform) continue;
+        const double t = pr.predict(Collective::allreduce, a, std::nullopt, q.bytes, true, shared).time_s;
+        if (t < best_s) {
+          best_s = t;
+          best = a;
+        }
+      }
+      const std::string chosen = pr.choose(q);
+      EXPECT_EQ(chosen, best) << "shared " << shared << ", uniform " << uniform;
+      if (shared && uniform) EXPECT_EQ(chosen, "shm") << "the profile makes shm on shared buffers the fastest";
+      if (!uniform) EXPECT_NE(chosen, "shm");
+    }
+  }
+  // predict's "auto" is the same choice, for one node.
+  EXPECT_EQ(pr.predict(Collective::allreduce, "auto", std::nullopt, 4e6, true, true).algorithm, "shm");
 }
 
 Profile hot_and_cold_profile() {

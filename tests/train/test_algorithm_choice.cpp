@@ -19,11 +19,15 @@ TEST(AlgorithmChoice, EveryRankRunsRankZerosChoice) {
     comm::run_local(ranks, [&](comm::Communicator& comm) {
       const auto me = static_cast<std::size_t>(comm.rank());
       // Rank 0's chooser says shm; the others' would say ring (e.g. another host's profile).
-      const train::AlgorithmChoice c = train::choose_allreduce(comm, 4.8e6, [&](double bytes, int n) {
-        asked[me] = bytes;
-        EXPECT_EQ(n, ranks);
-        return std::string(comm.rank() == 0 ? "shm" : "ring");
-      });
+      const train::AlgorithmChoice c =
+          train::choose_allreduce(comm, 4.8e6, ranks == 2, [&](const collectives::ChoiceQuery& q) {
+            asked[me] = q.bytes;
+            EXPECT_EQ(q.collective, collectives::Collective::allreduce);
+            EXPECT_EQ(q.ranks, ranks);
+            EXPECT_TRUE(q.in_place) << "the gradients are averaged in place";
+            EXPECT_EQ(q.shared_buffers, ranks == 2);
+            return std::string(comm.rank() == 0 ? "shm" : "ring");
+          });
       got[me] = c.algorithm;
       EXPECT_NE(c.words.find("auto: the fastest the calibrated model predicts"), std::string::npos) << c.words;
     });
@@ -35,9 +39,9 @@ TEST(AlgorithmChoice, EveryRankRunsRankZerosChoice) {
 
 TEST(AlgorithmChoice, WithoutAProfileTheLibrarysOwnAndSaysHowToCalibrate) {
   comm::run_local(3, [&](comm::Communicator& comm) {
-    for (const train::AlgorithmChooser& chooser :
-         {train::AlgorithmChooser{}, train::AlgorithmChooser{[](double, int) { return std::string(); }}}) {
-      const train::AlgorithmChoice c = train::choose_allreduce(comm, 1e6, chooser);
+    for (const collectives::Chooser& chooser :
+         {collectives::Chooser{}, collectives::Chooser{[](const collectives::ChoiceQuery&) { return std::string(); }}}) {
+      const train::AlgorithmChoice c = train::choose_allreduce(comm, 1e6, false, chooser);
       EXPECT_EQ(c.algorithm, "library");
       EXPECT_NE(c.words.find("calibrate"), std::string::npos) << c.words;
     }
@@ -49,7 +53,8 @@ TEST(AlgorithmChoice, AChoiceThatIsNoAllreduceAlgorithmIsAnError) {
   comm::run_local(2, [&](comm::Communicator& comm) {
     if (comm.rank() != 0) return;  // rank 1 would wait in the broadcast rank 0 never reaches
     try {
-      (void)train::choose_allreduce(comm, 1e6, [](double, int) { return std::string("nvls"); });
+      (void)train::choose_allreduce(comm, 1e6, false,
+                                    [](const collectives::ChoiceQuery&) { return std::string("nvls"); });
       ADD_FAILURE() << "accepted";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("'nvls'"), std::string::npos) << e.what();
@@ -60,7 +65,8 @@ TEST(AlgorithmChoice, AChoiceThatIsNoAllreduceAlgorithmIsAnError) {
 TEST(AlgorithmChoice, OneRankHasNothingToChoose) {
   comm::run_local(1, [&](comm::Communicator& comm) {
     const train::AlgorithmChoice c =
-        train::choose_allreduce(comm, 1e6, [](double, int) -> std::string { throw std::logic_error("asked"); });
+        train::choose_allreduce(comm, 1e6, false,
+                                [](const collectives::ChoiceQuery&) -> std::string { throw std::logic_error("asked"); });
     EXPECT_EQ(c.algorithm, "library");
     EXPECT_TRUE(c.words.empty()) << c.words;
   });

@@ -65,6 +65,11 @@ MpiCommunicator::MpiCommunicator(std::size_t max_count_per_call, int node_block)
   MPI_Comm_rank(node_comm_, &local_rank_);
   MPI_Comm_size(node_comm_, &local_size_);
   {
+    int sizes[2] = {local_size_, -local_size_}, extremes[2] = {0, 0};  // the largest node and the smallest
+    check(MPI_Allreduce(sizes, extremes, 2, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce");
+    uniform_nodes_ = extremes[0] == -extremes[1];
+  }
+  {
     MPI_Group world_group = MPI_GROUP_NULL, node_group = MPI_GROUP_NULL;
     MPI_Comm_group(comm_, &world_group);
     MPI_Comm_group(node_comm_, &node_group);

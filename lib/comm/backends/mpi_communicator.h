@@ -32,6 +32,7 @@ class MpiCommunicator final : public Communicator {
   [[nodiscard]] int size() const override { return size_; }
   [[nodiscard]] int local_rank() const override { return local_rank_; }
   [[nodiscard]] int local_size() const override { return local_size_; }
+  [[nodiscard]] bool uniform_nodes() const override { return uniform_nodes_; }
   [[nodiscard]] std::string backend() const override { return "mpi"; }
   [[nodiscard]] MemorySpace memory_space() const override { return MemorySpace::host; }
 
@@ -66,6 +67,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Op half_ops_[3] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};  // sum, min, max
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   int host_size_ = 1;  // ranks on this host (local_size_ unless node_block cuts it into nodes)
+  bool uniform_nodes_ = true;
 };
 
 }  // namespace scalelab::comm
