@@ -2,18 +2,21 @@
 // lists the subcommands. Each subcommand lives in cmd_<name>.cpp and returns its exit code;
 // errors are scalelab::Error exceptions, turned here into one line on stderr and exit 2 (usage,
 // input) or 1 (runtime, comm). Under MPI a failing rank brings the job down (comm::fail_job).
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 #include <new>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "commands.h"
 #include "flag_names.h"
 #include "comm/mpi_runtime.h"
 #include "core/error.h"
+#include "core/launch_env.h"
 #include "core/malloc_tuning.h"
 #include "data/jpeg_training_set.h"
 
@@ -77,6 +80,17 @@ void print_error_line(const std::string& line) {
   std::fflush(stderr);
 }
 
+// Under a launcher every rank gets the same command line, so a mistake in it (a usage error
+// before MPI is up) is the same on every rank: rank 0 says it and the others exit with the same
+// status in silence, so the line appears once and not once per rank. They wait a moment first:
+// mpirun ends the job when a rank exits with an error, and rank 0's line must be out by then.
+// Errors once MPI is up, and those about files, devices or the machine (which may differ between
+// hosts), every rank prints.
+bool left_to_rank_zero(const scalelab::Error& e) {
+  return e.kind() == scalelab::ErrorKind::usage && !scalelab::comm::mpi_active() &&
+         scalelab::read_launch_env().rank != 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,7 +120,11 @@ int main(int argc, char** argv) {
   try {
     code = command->run(args);
   } catch (const scalelab::Error& e) {
-    print_error_line("error: " + scalelab::cli::cli_message(e, args.name));
+    if (left_to_rank_zero(e)) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    } else {
+      print_error_line("error: " + scalelab::cli::cli_message(e, args.name));
+    }
     code = e.exit_code();
   } catch (const std::bad_alloc&) {
     print_error_line("error: scalelab " + args.name +
