@@ -71,6 +71,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"precision", "--precision"},
     {"prefetch", "--prefetch"},
     {"profile", "--profile"},
+    {"progress_interval_s", "--progress-interval"},
     {"ranks_per_node", "--ranks-per-node"},
     {"reference_batch", "--base-batch"},
     {"repeats", "--repeats"},

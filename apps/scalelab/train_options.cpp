@@ -112,6 +112,8 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
       "end a rank after this many seconds without a finished step (a peer stopped or died); 0: never");
   add("backend", po::value<std::string>()->default_value("mpi"), "communicator backend: mpi or nccl");
   add("quiet", po::bool_switch(), "no progress lines");
+  add("progress-interval", po::value<double>()->default_value(d.progress_interval_s, "5"),
+      "seconds between progress lines when the output is not a terminal (a log file, a pipe, a batch job)");
   if (full) {
     add("gpu-monitor", po::value<std::string>()->default_value(""),
         "sample this node's GPUs to this CSV while training (nvidia-smi -l style, NVML; each node's local rank 0)");
@@ -167,6 +169,7 @@ TrainOptions read_train_options(const po::variables_map& vm) {
   c.throughput_skip = count<std::size_t>(vm, "throughput-skip", "throughput_skip");
   if (declared(vm, "no-eval")) c.evaluate = !vm["no-eval"].as<bool>();
   c.verbose = !vm["quiet"].as<bool>();
+  c.progress_interval_s = vm["progress-interval"].as<double>();
   c.stall_timeout_s = vm["stall-timeout"].as<double>();
   t.backend = vm["backend"].as<std::string>();
   t.sync_batchnorm = vm["sync-batchnorm"].as<bool>();

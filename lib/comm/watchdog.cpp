@@ -94,12 +94,15 @@ std::string StallWatchdog::describe_peers(const std::string& dir, int rank, int 
   }
   if (!peer_read) return "";
   // The stopped: ranks whose process no longer writes its file; failing that, the rank whose
-  // last beat is the oldest (every process alive, one stuck outside any collective).
+  // last beat is the oldest (every process alive, one stuck outside any collective), and of beats
+  // stamped alike (the clock's resolution) the one at the earlier step.
   std::vector<const Heartbeat*> stopped, waiting;
   for (const Heartbeat& h : seen) (now - h.written > kUnresponsiveS ? stopped : waiting).push_back(&h);
   if (stopped.empty() && !waiting.empty()) {
     const auto oldest = std::min_element(waiting.begin(), waiting.end(),
-                                         [](const Heartbeat* a, const Heartbeat* b) { return a->beat < b->beat; });
+                                         [](const Heartbeat* a, const Heartbeat* b) {
+                                           return a->beat < b->beat || (a->beat == b->beat && a->step < b->step);
+                                         });
     stopped.push_back(*oldest);
     waiting.erase(oldest);
   }

@@ -74,6 +74,9 @@ void TrainConfig::validate() const {
   if (prefetch > limits::kMaxPrefetch) {
     bad("prefetch", fmt::format("{}: prepare at most {} batches ahead; a few keep the loader ahead", prefetch, limits::kMaxPrefetch));
   }
+  if (!(progress_interval_s > 0) || !std::isfinite(progress_interval_s)) {
+    bad("progress_interval_s", fmt::format("{}: give seconds above 0", progress_interval_s));
+  }
   if (!(stall_timeout_s >= 0) || !std::isfinite(stall_timeout_s)) {
     bad("stall_timeout_s", fmt::format("{}: give seconds >= 0 (0: never)", stall_timeout_s));
   }

@@ -49,6 +49,7 @@ struct TrainConfig {
   bool evaluate = true;               // test-set evaluation after every epoch
   std::size_t throughput_skip = 5;    // steps excluded from images/sec at the start of each epoch
   bool verbose = true;                // rank 0 prints progress lines
+  double progress_interval_s = 5;     // between progress lines when the output is not a terminal
   double stall_timeout_s = 300;       // end this rank after so long without a finished step; 0: never
 
   // Checks every field that needs no data and no other rank: model and optimizer known, device

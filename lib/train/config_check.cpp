@@ -4,7 +4,8 @@
 // collectives run:
 //   checkpoint, resume   only rank 0 writes the checkpoint and reads --resume (its state is
 //                        broadcast); the other ranks' values are never used
-//   verbose              only rank 0 prints progress
+//   verbose, progress_interval_s
+//                        only rank 0 prints progress
 //   throughput_skip      only rank 0's images/sec is reported
 //   stall_timeout_s      each rank's own watchdog; a shorter one only ends that rank sooner
 //   threads, loader_workers, prefetch

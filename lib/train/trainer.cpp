@@ -146,7 +146,7 @@ TrainResult Trainer::run() {
   const int epochs_left = config_.epochs - static_cast<int>(counters[0]);
   StepTimeline timeline(!config_.timeline.empty(), rank,
                         static_cast<std::size_t>(std::max(epochs_left, 0)) * (steps * (3 * static_cast<std::size_t>(passes) + 2) + 2) + 16);
-  ProgressPrinter progress(rank == 0 && config_.verbose);
+  ProgressPrinter progress(rank == 0 && config_.verbose, stdout, config_.progress_interval_s);
 
   TrainResult result;
   result.parameters = params.size();

@@ -49,8 +49,8 @@ TEST_F(HeartbeatFolder, ReportNamesTheRankWhoseProcessStoppedAndWhereEachWas) {
   StallWatchdog r0(1000, 0, 3, "training"), r1(1000, 1, 3, "training");
   r1.beat("allreduce", 12);
   r0.beat("allreduce", 13);
-  // Both records are fresh now: nobody has stopped responding, so the oldest beat is named;
-  // rank 2 never wrote one.
+  // Both records are fresh now: nobody has stopped responding, so the oldest beat is named (the
+  // two stamps can be equal at the clock's resolution: then the earlier step); rank 2 never wrote one.
   const std::string now = StallWatchdog::describe_peers(dir, 0, 3, wall_now());
   EXPECT_EQ(now.rfind("rank 1 stopped making progress", 0), 0u) << now;
   EXPECT_NE(now.find("(last in allreduce, step 12)"), std::string::npos) << now;
