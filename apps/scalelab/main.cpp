@@ -80,15 +80,18 @@ void print_error_line(const std::string& line) {
   std::fflush(stderr);
 }
 
-// Under a launcher every rank gets the same command line, so a mistake in it (a usage error
-// before MPI is up) is the same on every rank: rank 0 says it and the others exit with the same
-// status in silence, so the line appears once and not once per rank. They wait a moment first:
-// mpirun ends the job when a rank exits with an error, and rank 0's line must be out by then.
-// Errors once MPI is up, and those about files, devices or the machine (which may differ between
-// hosts), every rank prints.
+// Under an MPI launcher (mpirun, srun, PMI) every rank gets the same command line, so a mistake in
+// it (a usage error before MPI is up) is the same on every rank: rank 0 says it and the others
+// exit with the same status in silence, so the line appears once and not once per rank. They wait
+// first: the launcher ends the job as soon as rank 0 exits with its error (at once, in practice),
+// and rank 0's line must be out before a silent rank's exit could end it. Errors once MPI is up,
+// and those about files, devices or the machine (which may differ between hosts), every rank
+// prints; so does a process whose environment merely names a rank (torchrun's RANK).
 bool left_to_rank_zero(const scalelab::Error& e) {
-  return e.kind() == scalelab::ErrorKind::usage && !scalelab::comm::mpi_active() &&
-         scalelab::read_launch_env().rank != 0;
+  if (e.kind() != scalelab::ErrorKind::usage || scalelab::comm::mpi_active()) return false;
+  const scalelab::LaunchEnv env = scalelab::read_launch_env();
+  const bool mpi_launcher = env.launcher == "mpirun" || env.launcher == "srun" || env.launcher == "pmi";
+  return mpi_launcher && env.size > 1 && env.rank != 0;
 }
 
 }  // namespace
@@ -121,7 +124,7 @@ int main(int argc, char** argv) {
     code = command->run(args);
   } catch (const scalelab::Error& e) {
     if (left_to_rank_zero(e)) {
-      std::this_thread::sleep_for(std::chrono::seconds(2));
+      std::this_thread::sleep_for(std::chrono::seconds(10));
     } else {
       print_error_line("error: " + scalelab::cli::cli_message(e, args.name));
     }

@@ -117,15 +117,21 @@ TEST(Process, ForwardedSignalEndsTheChildAndIs128PlusItsNumber) {
   const std::string sh = find_in_path("sh");
   ASSERT_FALSE(sh.empty());
   const auto marker = std::filesystem::temp_directory_path() / ("scalelab-forward-" + std::to_string(::getpid()));
+  const auto ready = std::filesystem::path(marker.string() + ".ready");
   std::filesystem::remove(marker);
-  std::thread killer([] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::filesystem::remove(ready);
+  // The signal goes once the child has set its trap (it says so with a file), however slowly
+  // it starts on a loaded machine.
+  std::thread killer([ready] {
+    for (int i = 0; i < 600 && !std::filesystem::exists(ready); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     ::kill(::getpid(), SIGTERM);
   });
   // The child records that it got SIGTERM, then ends by it; it would otherwise sleep for 60 s.
   const auto t0 = std::chrono::steady_clock::now();
   const int rc = run_process({sh, "-c", "trap 'touch " + marker.string() + "; kill $!; trap - TERM; kill -TERM $$' TERM; "
-                                            "sleep 60 & wait"},
+                                            "touch " + ready.string() + "; sleep 60 & wait"},
                              "", true);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   killer.join();
@@ -133,6 +139,7 @@ TEST(Process, ForwardedSignalEndsTheChildAndIs128PlusItsNumber) {
   EXPECT_TRUE(std::filesystem::exists(marker)) << "the child did not receive SIGTERM";
   EXPECT_LT(wall, 30.0);
   std::filesystem::remove(marker);
+  std::filesystem::remove(ready);
   // The handler is gone again: the default disposition is back.
   struct sigaction now {};
   sigaction(SIGTERM, nullptr, &now);

@@ -45,12 +45,13 @@ esac
 
 start=$(date +%s.%N)
 if [ "$KIND" = run ]; then
-  # The cnn's epoch lasts seconds (the mlp's ends in under one, before the signal can arrive).
-  "$SCALELAB" run -np "$RANKS" -- train --dataset synthetic --model cnn --epochs 1 \
+  # 20 epochs of the cnn: training long after the signal, however fast the engine gets (one epoch
+  # of the mlp ended in under a second, before the signal could arrive).
+  "$SCALELAB" run -np "$RANKS" -- train --dataset synthetic --model cnn --epochs 20 --no-eval \
       --json "$WORK/run.json" > out.txt 2>&1 &
   launcher=$!
-  for _ in $(seq 1 60); do grep -q "^Epoch 1/1" out.txt && break; sleep 0.5; done
-  grep -q "^Epoch 1/1" out.txt || fail "training never started"
+  for _ in $(seq 1 60); do grep -q "^Epoch 1/20" out.txt && break; sleep 0.5; done
+  grep -q "^Epoch 1/20" out.txt || fail "training never started"
   start=$(date +%s.%N)
   kill -"$SIGNAL" "$launcher"
   wait "$launcher"
