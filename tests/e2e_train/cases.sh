@@ -23,12 +23,16 @@ expect_error() {
 
 json() { python3 -c "import json,math,sys; d=json.load(open('$1')); print($2)"; }
 
-# busy_loops: one busy shell loop per core (at least two), so every rank must share its core; they
-# are killed when the case ends, however it ends (and stop by themselves after 280 s regardless).
+# busy_loops: two busy shell loops on two of this process's cores, and $PIN, the prefix that runs a
+# command on the same two (its ranks inherit it: mpirun binds to none), so every rank shares its
+# core with a loop on any machine, whatever its core count. The loops are killed when the case
+# ends, however it ends (and stop by themselves after 280 s regardless).
 busy_loops() {
-  local n i; n=$(nproc); [ "$n" -lt 2 ] && n=2
+  local cpus i
+  cpus=$(python3 -c "import os; print(','.join(str(c) for c in sorted(os.sched_getaffinity(0))[:2]))")
+  PIN="taskset -c $cpus"
   BUSY=""
-  for i in $(seq "$n"); do timeout 280 sh -c 'while :; do :; done' & BUSY="$BUSY $!"; done
+  for i in 1 2; do timeout 280 $PIN sh -c 'while :; do :; done' & BUSY="$BUSY $!"; done
   trap 'kill $BUSY 2>/dev/null' EXIT INT TERM
 }
 # The load warning: "warning: rank R received P% of a core ... these timings do not describe this machine".
@@ -289,7 +293,7 @@ case $CASE in
   train_contended)
     busy_loops
     # 150 steps: several seconds measured (a load verdict needs 1 s), however fast the engine gets.
-    "$SCALELAB" run -np 2 -- train --dataset synthetic --model cnn --max-steps 150 --batch-size 64 --no-eval \
+    $PIN "$SCALELAB" run -np 2 -- train --dataset synthetic --model cnn --max-steps 150 --batch-size 64 --no-eval \
         --json t.json > out.txt 2> err.txt || { cat out.txt err.txt; fail "train"; }
     cat out.txt err.txt
     [ "$(grep -c "$LOAD_WARNING" err.txt)" = 1 ] || fail "not one load warning line"
@@ -300,7 +304,7 @@ case $CASE in
         | grep -q True || fail "no rank above the threshold" ;;
   calibrate_contended)
     busy_loops
-    "$SCALELAB" calibrate --quick --profile p.json > out.txt 2> err.txt
+    $PIN "$SCALELAB" calibrate --quick --profile p.json > out.txt 2> err.txt
     rc=$?
     cat out.txt err.txt
     [ "$rc" != 0 ] || fail "calibrate saved a profile measured under contention (exit 0)"
@@ -311,7 +315,7 @@ case $CASE in
   lab1_contended)
     # Lab 1's scaling step under load: unreliable, not passed, and said so.
     busy_loops
-    "$LAB1" --quick --step 4 --dataset synthetic --out lab --json lab.json > out.txt 2>&1 || { cat out.txt; fail "lab1"; }
+    $PIN "$LAB1" --quick --step 4 --dataset synthetic --out lab --json lab.json > out.txt 2>&1 || { cat out.txt; fail "lab1"; }
     cat out.txt
     [ "$(json lab.json "[s['status'] for s in d['steps']]")" = "['unreliable']" ] || fail "step not unreliable"
     [ "$(json lab.json "d['status']")" = unreliable ] || fail "lab status"
