@@ -314,8 +314,12 @@ TEST(Predictor, ChooseIsTheFastestThatCanRunThere) {
       }
       const std::string chosen = pr.choose(q);
       EXPECT_EQ(chosen, best) << "shared " << shared << ", uniform " << uniform;
-      if (shared && uniform) EXPECT_EQ(chosen, "shm") << "the profile makes shm on shared buffers the fastest";
-      if (!uniform) EXPECT_NE(chosen, "shm");
+      if (shared && uniform) {
+        EXPECT_EQ(chosen, "shm") << "the profile makes shm on shared buffers the fastest";
+      }
+      if (!uniform) {
+        EXPECT_NE(chosen, "shm");
+      }
     }
   }
   // predict's "auto" is the same choice, for one node.
