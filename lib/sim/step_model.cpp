@@ -124,6 +124,19 @@ StepResult simulate_step(const StepInputs& in) {
   if (in.collectives != nullptr && r.ranks > 1) {
     const nn::StepPlan plan = workload_step_plan(w, o.averaging);
     const std::vector<std::size_t> layer_of = param_layers(w);
+    // CPU ranks average as training does (train/engine_cpu.cpp): in place, with the gradients in
+    // node memory unless they travel as float16, and one algorithm for every bucket, auto's
+    // choice for the largest. On GPUs NCCL's model prices each bucket.
+    const bool cpu = !in.collectives->on_gpus();
+    const bool shared = cpu && !o.averaging.fp16_wire;
+    std::string algorithm = o.algorithm;
+    if (cpu && algorithm == "auto") {
+      collectives::ChoiceQuery q{collectives::Collective::allreduce,
+                                 static_cast<double>(plan.largest_count() * sizeof(float)), r.ranks};
+      q.in_place = true;
+      q.shared_buffers = shared;
+      if (const std::string pick = in.collectives->choose(q); !pick.empty()) algorithm = pick;
+    }
     double free_at = 0;
     for (std::size_t b = 0; b < plan.size(); ++b) {
       const nn::Bucket& bucket = plan.buckets()[b];
@@ -132,8 +145,8 @@ StepResult simulate_step(const StepInputs& in) {
       bt.wire_bytes = static_cast<double>(plan.wire_bytes(bucket));
       bt.ready_s = done_after[layer_of[bucket.first_param]];
       bt.start_s = std::max(o.overlap ? bt.ready_s : backward_one, free_at);
-      const model::Prediction x =
-          in.collectives->predict(collectives::Collective::allreduce, o.algorithm, std::nullopt, bt.wire_bytes);
+      const model::Prediction x = in.collectives->predict(collectives::Collective::allreduce, algorithm, std::nullopt,
+                                                          bt.wire_bytes, /*in_place=*/cpu, shared);
       if (!(x.time_s >= 0) || x.time_s == std::numeric_limits<double>::infinity()) {
         throw_parameter(ErrorKind::usage, "algorithm",
                         o.algorithm + ": the cost model has no price for it here (" + x.detail + "); use auto");

@@ -46,7 +46,9 @@ struct StepOptions {
   std::size_t batch = 32;                  // samples per device per step
   Precision precision = Precision::fp32;
   nn::AveragingOptions averaging;          // bucket cap, wire precision, backward passes per step
-  std::string algorithm = "auto";          // the allreduce as model::Predictor names it
+  // The allreduce as model::Predictor names it. On CPU ranks priced as training runs it: in place,
+  // on gradients in node memory unless float16 travels, and "auto" chosen once, for the largest bucket.
+  std::string algorithm = "auto";
   bool overlap = true;                     // buckets start during backward (DDP, Horovod, the CUDA engine)
   double optimizer_bytes_per_param = 28;   // Adam: read w, g, m, v; write w, m, v (float32)
   InputPipeline input;

@@ -115,6 +115,29 @@ TEST(StepModel, WithoutOverlapEveryAllreduceIsExposed) {
   EXPECT_NEAR(hidden.parts.allreduce_s, r.parts.allreduce_s, 1e-15);
 }
 
+// CPU ranks: the buckets are priced as training averages them (train/engine_cpu.cpp): in place and,
+// unless float16 travels, on gradients in node memory, with auto's one choice for every bucket.
+TEST(StepModel, CpuRanksArePricedAsTrainingAveragesTheGradients) {
+  model::Profile p = linear_profile();
+  p.peer_copy = {{8, 1e8}, {8 / 400e9, 1e8 / 400e9}};  // reading a peer's buffer in place is cheap,
+  p.shm_sync_s = 50e-9;                                // and so is a flag round
+  const model::Predictor two(p, 2);
+  StepOptions o;
+  o.batch = 10;
+  o.averaging.bucket_cap_bytes = 4000;
+  const StepResult r = simulate_step({small_workload(), round_device(), &two, o});
+  ASSERT_EQ(r.buckets.size(), 3u);
+  for (const BucketTiming& b : r.buckets) {
+    EXPECT_EQ(b.detail, "calibrated shm, shared buffers");
+    EXPECT_NEAR(b.seconds, two.predict(collectives::Collective::allreduce, "shm", std::nullopt, 4000, true, true).time_s,
+                1e-15);
+  }
+  o.averaging.fp16_wire = true;  // converted into the averager's own buffer: nothing read in place
+  for (const BucketTiming& b : simulate_step({small_workload(), round_device(), &two, o}).buckets) {
+    EXPECT_EQ(b.detail.find("shared buffers"), std::string::npos) << b.detail;
+  }
+}
+
 TEST(StepModel, ASlowPipelineSetsThePace) {
   const Workload w = small_workload();
   const DeviceSpec d = round_device();
