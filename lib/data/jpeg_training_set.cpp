@@ -102,7 +102,7 @@ DatasetSplits load_jpeg_splits(const DatasetSpec& spec) {
   if (!std::filesystem::is_directory(test_dir, ec)) {
     throw_parameter(ErrorKind::input, "dataset",
                     spec.name + ": no test set in " + test_dir + "; make one with `scalelab data make-jpeg --split test --out " +
-                        test_dir + "` (with the same --size and --colour)");
+                        test_dir + "` (with the same image size and colour)");
   }
   o.training = false;
   s.test = std::make_unique<JpegTrainingSet>(test_dir, o, "jpeg:" + dir + " test");
@@ -112,7 +112,7 @@ DatasetSplits load_jpeg_splits(const DatasetSpec& spec) {
     throw_input(test_dir + ": its images are " + std::to_string(b.width) + "x" + std::to_string(b.height) + "x" +
                 std::to_string(b.channels) + " in " + std::to_string(b.classes) + " classes, the training set's " +
                 std::to_string(a.width) + "x" + std::to_string(a.height) + "x" + std::to_string(a.channels) + " in " +
-                std::to_string(a.classes) + "; make both with the same --size and --colour");
+                std::to_string(a.classes) + "; make both with the same image size and colour");
   }
   return s;
 }

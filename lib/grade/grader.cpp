@@ -174,7 +174,7 @@ namespace {
 std::string check_prefix(const std::string& prefix) {
   if (prefix.empty()) {
     throw_parameter(ErrorKind::usage, "prefix", "not given, and no installed scalelab was found beside this one: install one "
-                                                "(cmake --install BUILD --prefix DIR) and give --prefix DIR");
+                                                "(cmake --install BUILD --prefix DIR) and name that folder");
   }
   std::error_code ec;
   const fs::path config = fs::path(prefix) / "lib" / "cmake" / "scalelab" / "scalelabConfig.cmake";

@@ -161,33 +161,20 @@ Prediction Predictor::predict(Collective c, const std::string& algorithm, std::o
   // On GPUs "auto" is what NCCL would run (its tuner's choice among ring, tree and NVLS: the
   // library); the textbook algorithms are priced only when named. On CPU ranks scalelab runs
   // every algorithm itself, so "auto" is the fastest of them (choose).
+  Prediction x;
+  x.time_s = std::numeric_limits<double>::infinity();
+  x.algorithm = gpu_ && algorithm == "auto" ? std::string("library") : algorithm;
   if (!gpu_ && algorithm == "auto") {
-    collectives::ChoiceQuery q{c, bytes, ranks_, in_place, shared_buffers};
-    const std::string pick = choose(q);
-    if (!pick.empty()) return predict(c, pick, protocol, bytes, in_place, shared_buffers);
+    x.algorithm = choose(collectives::ChoiceQuery{c, bytes, ranks_, in_place, shared_buffers});
+    if (x.algorithm.empty()) return x;  // nothing priced here
   }
-  const std::string wanted = gpu_ && algorithm == "auto" ? std::string("library") : algorithm;
-  Prediction best;
-  best.time_s = std::numeric_limits<double>::infinity();
-  for (const auto& a : names) {
-    if (a == "auto" || (wanted != "auto" && a != wanted)) continue;
-    std::string detail;
-    const double t = gpu_ ? gpu_time(c, a, protocol, bytes, detail) : cpu_time(c, a, bytes, in_place, shared_buffers, detail);
-    if (!(t >= 0)) {
-      if (wanted != "auto") { best.algorithm = a; best.detail = detail; best.time_s = t; }
-      continue;
-    }
-    if (t < best.time_s) {
-      best.time_s = t;
-      best.algorithm = a;
-      best.detail = detail;
-    }
+  x.time_s = gpu_ ? gpu_time(c, x.algorithm, protocol, bytes, x.detail)
+                     : cpu_time(c, x.algorithm, bytes, in_place, shared_buffers, x.detail);
+  if (x.time_s > 0 && std::isfinite(x.time_s)) {
+    x.algbw_GBps = bytes / x.time_s / 1e9;
+    x.busbw_GBps = x.algbw_GBps * bus_factor(c, ranks_);
   }
-  if (best.time_s > 0 && std::isfinite(best.time_s)) {
-    best.algbw_GBps = bytes / best.time_s / 1e9;
-    best.busbw_GBps = best.algbw_GBps * bus_factor(c, ranks_);
-  }
-  return best;
+  return x;
 }
 
 }  // namespace scalelab::model
