@@ -43,6 +43,7 @@ std::shared_ptr<BenchPrediction> BenchPrediction::make(const PredictRequest& r, 
     const std::string path = r.profile.empty() ? model::default_profile_path() : r.profile;
     model::Profile profile = model::load_profile(path);
     out->flag_round_calibrated_s_ = profile.shm_sync_s;
+    out->flag_round_calibration_start_s_ = profile.shm_sync_start_s;
     out->predictor_ = std::make_shared<model::Predictor>(std::move(profile), nranks);
   } else {
     out->predictor_ = std::make_shared<model::Predictor>(m, topo::select_gpus(m, std::to_string(nranks)), topo::P2P::on);
@@ -96,22 +97,22 @@ void BenchPrediction::check_machine_state(comm::Communicator& comm) {
   flag_round_now_s_ = model::measure_flag_round(comm, /*quick=*/true);
 }
 
-namespace {
-// The flag round now against when calibrated, beyond which the summary warns.
-constexpr double kStateChange = 2.0;
-}  // namespace
-
 void BenchPrediction::print_summary(std::ostream& out, const bench::BenchResult& result) const {
   const auto e = abs_errors(result);
   char line[512];
   if (flag_round_now_s_ > 0 && flag_round_calibrated_s_ > 0) {
-    const double ratio = flag_round_now_s_ / flag_round_calibrated_s_;
-    if (ratio > kStateChange || ratio < 1 / kStateChange) {
+    if (!model::same_state(flag_round_now_s_, flag_round_calibrated_s_)) {
       std::snprintf(line, sizeof line,
                     "# warning: a flag round between the ranks takes %.3f us now and took %.3f us at calibration (%.1fx): "
                     "this machine is not in the state it was calibrated in; run 'scalelab calibrate' again before "
                     "judging the model\n",
-                    flag_round_now_s_ * 1e6, flag_round_calibrated_s_ * 1e6, ratio);
+                    flag_round_now_s_ * 1e6, flag_round_calibrated_s_ * 1e6, flag_round_now_s_ / flag_round_calibrated_s_);
+      out << line;
+    } else if (!model::same_state(flag_round_calibration_start_s_, flag_round_calibrated_s_)) {
+      std::snprintf(line, sizeof line,
+                    "# warning: the profile's flag round took %.3f us when its calibration began and %.3f us when it "
+                    "ended: it mixes two states of this machine; run 'scalelab calibrate' again before judging the model\n",
+                    flag_round_calibration_start_s_ * 1e6, flag_round_calibrated_s_ * 1e6);
       out << line;
     }
   }
@@ -141,6 +142,8 @@ nlohmann::json BenchPrediction::summary_json(const bench::BenchResult& result) c
           {"memory_limit_reached_median_pct", r.empty() ? nlohmann::json() : nlohmann::json(median(r))},
           {"memory_limit_reached_min_pct", r.empty() ? nlohmann::json() : nlohmann::json(*std::min_element(r.begin(), r.end()))},
           {"flag_round_calibrated_us", flag_round_calibrated_s_ > 0 ? nlohmann::json(flag_round_calibrated_s_ * 1e6) : nlohmann::json()},
+          {"flag_round_calibration_start_us",
+           flag_round_calibration_start_s_ > 0 ? nlohmann::json(flag_round_calibration_start_s_ * 1e6) : nlohmann::json()},
           {"flag_round_now_us", flag_round_now_s_ > 0 ? nlohmann::json(flag_round_now_s_ * 1e6) : nlohmann::json()}};
 }
 

@@ -49,6 +49,7 @@ class BenchPrediction {
  private:
   std::shared_ptr<model::Predictor> predictor_;
   double flag_round_calibrated_s_ = 0;  // the profile's shm_sync_s (0: not measured)
+  double flag_round_calibration_start_s_ = 0;  // the profile's shm_sync_start_s (0: not measured)
   double flag_round_now_s_ = 0;         // measured by check_machine_state (0: not measured)
 };
 

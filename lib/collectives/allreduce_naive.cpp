@@ -37,7 +37,7 @@ class NaiveAllreduce final : public PointToPointAlgorithm {
 
 double naive_allreduce(double n, int p, const Costs& c) {
   if (p < 2 || n <= 0) return 0.0;
-  return (p - 1) * (c.message(n) + c.reduce(n)) + (p - 1) * c.message(n);
+  return (p - 1) * c.exchange_reduce(n) + (p - 1) * c.message(n);
 }
 
 namespace {

@@ -82,9 +82,9 @@ double rabenseifner_allreduce(double n, int p, const Costs& c) {
   double m = n;
   for (int s = 0; s < k; ++s) {
     m /= 2;
-    t += c.message(m) + c.reduce(m) + c.message(m);  // halving step, and its doubling mirror
+    t += c.exchange_reduce(m) + c.message(m);  // halving step, and its doubling mirror
   }
-  if ((1 << k) != p) t += c.message(n) + c.reduce(n) + c.message(n);
+  if ((1 << k) != p) t += c.exchange_reduce(n) + c.message(n);
   return t;
 }
 

@@ -50,9 +50,9 @@ class RecursiveDoublingAllreduce final : public PointToPointAlgorithm {
 double recursive_doubling_allreduce(double n, int p, const Costs& c) {
   if (p < 2 || n <= 0) return 0.0;
   const int k = cost_parts::floor_log2(p);
-  double t = k * (c.message(n) + c.reduce(n));
+  double t = k * c.exchange_reduce(n);
   // Ranks beyond the largest power of two fold their data in first and get the result last.
-  if ((1 << k) != p) t += c.message(n) + c.reduce(n) + c.message(n);
+  if ((1 << k) != p) t += c.exchange_reduce(n) + c.message(n);
   return t;
 }
 

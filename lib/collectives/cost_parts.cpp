@@ -26,7 +26,7 @@ double tree_once(double m, int p, const Costs& c, bool reduce) {
     double t = 0;
     for (int child : {2 * r + 1, 2 * r + 2}) {
       if (child >= p) continue;
-      t = std::max(t, up[static_cast<std::size_t>(child)]) + c.message(m) + (reduce ? c.reduce(m) : 0.0);
+      t = std::max(t, up[static_cast<std::size_t>(child)]) + (reduce ? c.exchange_reduce(m) : c.message(m));
     }
     up[static_cast<std::size_t>(r)] = t;
   }
@@ -47,7 +47,7 @@ double tree_once(double m, int p, const Costs& c, bool reduce) {
 
 double tree_stage(double m, int p, const Costs& c, bool reduce) {
   const int children = std::min(2, p - 1);
-  const double up = reduce ? children * (c.message(m) + c.reduce(m)) + c.message(m) : 0.0;
+  const double up = reduce ? children * c.exchange_reduce(m) + c.message(m) : 0.0;
   return up + c.message(m) + children * c.message(m);
 }
 

@@ -4,6 +4,9 @@
 //   message(m)  one exchange of m bytes with a peer (a send and a receive at once, as the ring
 //               and recursive doubling do; a lone send or receive costs the same here)
 //   reduce(m)   combining m bytes into the output (out = a + b)
+//   exchange_reduce(m) one exchange of m bytes into a scratch buffer, then the received m bytes
+//               combined with the rank's own into the output: a step of every reduce-scatter
+//               phase (ring, recursive halving and doubling, a tree's parent)
 //   copy(m)     copying m bytes locally
 //   sync()      one rank's wait at flags in node shared memory until every peer of its node has
 //               arrived (the shared-memory allreduce's only synchronisation)
@@ -26,6 +29,9 @@ class Costs {
   [[nodiscard]] virtual double message(double bytes) const = 0;  // seconds
   [[nodiscard]] virtual double reduce(double bytes) const = 0;
   [[nodiscard]] virtual double copy(double bytes) const = 0;
+  // Its parts unless measured whole; measured, it includes what the parts leave out: the received
+  // bytes reduced while still in cache, into a scratch buffer that stays in cache.
+  [[nodiscard]] virtual double exchange_reduce(double bytes) const { return message(bytes) + reduce(bytes); }
   [[nodiscard]] virtual double fresh(double /*alloc_bytes*/, double /*touched_bytes*/) const { return 0.0; }
   // Priced as an empty message unless measured: an upper bound, since a message between ranks of
   // one node itself waits on such flags.

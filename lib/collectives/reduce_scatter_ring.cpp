@@ -38,7 +38,7 @@ class RingReduceScatter final : public PointToPointAlgorithm {
 double ring_reduce_scatter(double n, int p, const Costs& c, double segment) {
   if (p < 2 || n <= 0) return 0.0;
   const cost_parts::Cut k = cost_parts::cut(n / p, segment);
-  return (p - 1) * k.pieces * (c.message(k.piece) + c.reduce(k.piece));
+  return (p - 1) * k.pieces * c.exchange_reduce(k.piece);
 }
 
 namespace {

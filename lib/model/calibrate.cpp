@@ -35,11 +35,14 @@ struct Region {
 // The benchmark's own protocol (lib/bench/runner.h): a barrier before every call, each call
 // timed alone, the slower rank's time per call, the median over calls. Medians of single calls
 // shrug off the occasional call that waited for a core; means of batches do not.
-template <class Body>
-double timed(comm::Communicator& comm, int calls, Body body) {
+// `prepare(i)`, when given, runs before each call's barrier, untimed.
+template <class Body, class Prepare = void (*)(int)>
+double timed(comm::Communicator& comm, int calls, Body body, Prepare prepare = [](int) {}) {
   std::vector<double> mine(static_cast<std::size_t>(calls)), slowest(static_cast<std::size_t>(calls));
+  prepare(0);
   body(0);  // warm up
   for (int i = 0; i < calls; ++i) {
+    prepare(i);
     comm.barrier();
     const double t0 = now_seconds();
     body(i);
@@ -62,6 +65,13 @@ std::string mpi_library() {
   std::string s(v, static_cast<std::size_t>(len));
   const auto comma = s.find(',');
   return comma == std::string::npos ? s : s.substr(0, comma);
+}
+
+// Ordinary stores over `bytes` at `p`, as an algorithm's reduction or copy leaves its lines in its
+// core's cache (memset may use string stores, which place lines differently).
+void scribble(unsigned char* p, std::size_t bytes, int salt) {
+  auto* words = reinterpret_cast<float*>(p);
+  for (std::size_t k = 0; k < bytes / sizeof(float); ++k) words[k] = static_cast<float>(salt + static_cast<int>(k & 1023));
 }
 
 // A cache level's size from sysfs (index2: L2, index3: L3), else sysconf's, else `fallback`.
@@ -120,6 +130,11 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
     say(line);
   }
   Region a(pool), b(pool), out(pool);
+  Region scratch(max_bytes);  // the exchange-and-reduce step's receive buffer, reused as an algorithm's is
+
+  // The flag round now and again after the tables (below): on a virtual machine the two cores can
+  // be moved closer or farther apart while it measures, and every table then mixes two machines.
+  p.shm_sync_start_s = measure_flag_round(comm, /*quick=*/true);
 
   std::vector<std::size_t> sizes;
   for (std::size_t s = 8; s <= max_bytes; s *= (s < 4096 ? 8 : 2)) sizes.push_back(s);
@@ -129,12 +144,21 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
     SizeTable& msg = cold ? p.message_cold : p.message_hot;
     SizeTable& red = cold ? p.reduce_cold : p.reduce_hot;
     SizeTable& cpy = cold ? p.copy_cold : p.copy_hot;
+    SizeTable& xr = cold ? p.exchange_reduce_cold : p.exchange_reduce_hot;
     for (std::size_t s : sizes) {
       const int calls = calls_for(s, o.quick);
-      const double t_msg = timed(comm, calls, [&](int i) {
-        const std::size_t off = offset(s, i, cold);
-        comm.sendrecv(a.at(off), s, peer, b.at(off), s, peer, 0x5ca1);
-      });
+      // In cache, what is sent has just been written by the sender, as an algorithm sends what it
+      // has just reduced or received: the receiver reads it out of the other core's cache, not
+      // out of its own, where the previous call left it.
+      const double t_msg = timed(
+          comm, calls,
+          [&](int i) {
+            const std::size_t off = offset(s, i, cold);
+            comm.sendrecv(a.at(off), s, peer, b.at(off), s, peer, 0x5ca1);
+          },
+          [&](int i) {
+            if (!cold) scribble(a.at(0), s, i);
+          });
       const std::size_t n = std::max<std::size_t>(1, s / 4);
       const double t_red = timed(comm, calls, [&](int i) {
         const std::size_t off = offset(s, i, cold);
@@ -144,15 +168,33 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
         const std::size_t off = offset(s, i, cold);
         std::memcpy(out.at(off), a.at(off), s);
       });
+      // A reduce-scatter step: the peer's s bytes into the scratch, then reduced with our own into
+      // the output while they are still in cache. In cache, the output is what the peer read in
+      // the previous call (a collective called again on the same buffers: its allgather phase
+      // read it), so writing it first takes those lines back from the other core.
+      const double t_xr = timed(
+          comm, calls,
+          [&](int i) {
+            const std::size_t off = offset(s, i, cold);
+            comm.sendrecv(a.at(off), s, peer, scratch.at(0), s, peer, 0x5ca3);
+            comm::reduce_to(out.at(off), b.at(off), scratch.at(0), n, comm::DataType::f32, comm::ReduceOp::sum);
+          },
+          [&](int) {
+            if (!cold) comm.sendrecv(out.at(0), s, peer, b.at(0), s, peer, 0x5ca4);
+          });
+      xr.bytes.push_back(static_cast<double>(s));
+      xr.seconds.push_back(t_xr);
       msg.bytes.push_back(static_cast<double>(s));
       msg.seconds.push_back(t_msg);
       red.bytes.push_back(static_cast<double>(s));
       red.seconds.push_back(t_red);
       cpy.bytes.push_back(static_cast<double>(s));
       cpy.seconds.push_back(t_cpy);
-      char line[160];
-      std::snprintf(line, sizeof line, "%s %10zu B: exchange %9.2f us (%6.2f GB/s)  reduce %8.2f us  copy %8.2f us",
-                    cold ? "cold" : "hot ", s, t_msg * 1e6, static_cast<double>(s) / t_msg / 1e9, t_red * 1e6, t_cpy * 1e6);
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "%s %10zu B: exchange %9.2f us (%6.2f GB/s)  reduce %8.2f us  copy %8.2f us  exchange+reduce %9.2f us",
+                    cold ? "cold" : "hot ", s, t_msg * 1e6, static_cast<double>(s) / t_msg / 1e9, t_red * 1e6, t_cpy * 1e6,
+                    t_xr * 1e6);
       say(line);
     }
   }
@@ -165,6 +207,14 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
     char line[120];
     std::snprintf(line, sizeof line, "shared-memory flag round between the 2 ranks: %.3f us", p.shm_sync_s * 1e6);
     say(line);
+    if (!same_state(p.shm_sync_start_s, p.shm_sync_s)) {
+      char warn[300];
+      std::snprintf(warn, sizeof warn,
+                    "warning: the flag round took %.3f us before the tables and %.3f us after them: this machine "
+                    "changed state while it was measured; run 'scalelab calibrate' again",
+                    p.shm_sync_start_s * 1e6, p.shm_sync_s * 1e6);
+      say(warn);
+    }
   }
 
   // The shared-memory allreduce's own step at one chunk or less (Costs::staged), hot and cold as
@@ -208,10 +258,7 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
         const int calls = calls_for(s, o.quick);
         std::vector<double> own(static_cast<std::size_t>(calls)), slowest(own.size());
         for (int i = -1; i < calls; ++i) {  // i = -1: warm-up
-          // Ordinary stores, as an algorithm's reduction or copy leaves its lines (memset may
-          // use string stores, which place lines differently).
-          auto* words = reinterpret_cast<float*>(mine);
-          for (std::size_t k = 0; k < s / sizeof(float); ++k) words[k] = static_cast<float>(i + static_cast<int>(k & 1023));
+          scribble(mine, s, i);
           flags.arrive_and_wait();
           const double t0 = now_seconds();
           std::memcpy(out.at(0), theirs, s);

@@ -219,6 +219,7 @@ nlohmann::json to_json(const Profile& p) {
           {"mmap_threshold_bytes", p.mmap_threshold_bytes},
           {"fresh_alloc_ns_per_byte", p.fresh_alloc_s_per_byte * 1e9},
           {"shm_sync_us", p.shm_sync_s * 1e6},
+          {"shm_sync_start_us", p.shm_sync_start_s * 1e6},
           {"message_hot", table_json(p.message_hot)},
           {"message_cold", table_json(p.message_cold)},
           {"reduce_hot", table_json(p.reduce_hot)},
@@ -230,6 +231,8 @@ nlohmann::json to_json(const Profile& p) {
           {"staged_hot", table_json(p.staged_hot)},
           {"staged_cold", table_json(p.staged_cold)},
           {"peer_copy", table_json(p.peer_copy)},
+          {"exchange_reduce_hot", table_json(p.exchange_reduce_hot)},
+          {"exchange_reduce_cold", table_json(p.exchange_reduce_cold)},
           {"compute", compute_json(p.compute)},
           {"compute_shared", compute_json(p.compute_shared)}};
 }
@@ -251,6 +254,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     p.mmap_threshold_bytes = number(j, "mmap_threshold_bytes", origin, "mmap_threshold_bytes", 0, false, 0.0);
     p.fresh_alloc_s_per_byte = number(j, "fresh_alloc_ns_per_byte", origin, "fresh_alloc_ns_per_byte", 0, false, 0.0) * 1e-9;
     p.shm_sync_s = number(j, "shm_sync_us", origin, "shm_sync_us", 0, false, 0.0) * 1e-6;
+    p.shm_sync_start_s = number(j, "shm_sync_start_us", origin, "shm_sync_start_us", 0, false, 0.0) * 1e-6;
     p.message_hot = table_from(j, "message_hot", origin);
     p.message_cold = table_from(j, "message_cold", origin);
     p.reduce_hot = table_from(j, "reduce_hot", origin);
@@ -262,6 +266,12 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     if (j.contains("staged_hot")) p.staged_hot = table_from(j, "staged_hot", origin, /*may_be_empty=*/true);
     if (j.contains("staged_cold")) p.staged_cold = table_from(j, "staged_cold", origin, /*may_be_empty=*/true);
     if (j.contains("peer_copy")) p.peer_copy = table_from(j, "peer_copy", origin, /*may_be_empty=*/true);
+    if (j.contains("exchange_reduce_hot")) {
+      p.exchange_reduce_hot = table_from(j, "exchange_reduce_hot", origin, /*may_be_empty=*/true);
+    }
+    if (j.contains("exchange_reduce_cold")) {
+      p.exchange_reduce_cold = table_from(j, "exchange_reduce_cold", origin, /*may_be_empty=*/true);
+    }
     p.compute = compute_from(j, origin, "compute");
     p.compute_shared = compute_from(j, origin, "compute_shared");
     return p;
@@ -311,6 +321,13 @@ topo::Machine with_calibrated_host_links(const topo::Machine& m) {
                 std::min(prof->gpu.h2d_GBps, prof->gpu.d2h_GBps), prof->gpu.h2d_GBps, prof->gpu.d2h_GBps, path.c_str());
   out.sources.push_back(line);
   return out;
+}
+
+bool same_state(double round_a, double round_b) {
+  constexpr double kStateChange = 2.0;
+  if (round_a <= 0 || round_b <= 0) return true;
+  const double ratio = round_a / round_b;
+  return ratio <= kStateChange && ratio >= 1 / kStateChange;
 }
 
 double cold_fraction(const Profile& p, double bytes) {
@@ -373,6 +390,13 @@ double CpuCosts::message(double bytes) const {
   return blend(p_.message_hot, p_.message_cold, m, 2 * m);
 }
 double CpuCosts::reduce(double bytes) const { return blend(p_.reduce_hot, p_.reduce_cold, bytes, 3 * bytes); }
+// An exchange-and-reduce step sends m, receives m into the scratch, reads m of its own and writes
+// m: own working set 4m.
+double CpuCosts::exchange_reduce(double bytes) const {
+  if (p_.exchange_reduce_hot.empty() || p_.exchange_reduce_cold.empty()) return Costs::exchange_reduce(bytes);
+  const double m = std::max(bytes, 1.0);
+  return blend(p_.exchange_reduce_hot, p_.exchange_reduce_cold, m, 4 * m);
+}
 double CpuCosts::copy(double bytes) const { return blend(p_.copy_hot, p_.copy_cold, bytes, 2 * bytes); }
 
 double CpuCosts::sync() const { return p_.shm_sync_s > 0 ? p_.shm_sync_s : message(0); }

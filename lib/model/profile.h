@@ -84,9 +84,17 @@ struct Profile {
   double mmap_threshold_bytes = 0;      // allocations this large are fresh pages every time (0: unknown)
   double fresh_alloc_s_per_byte = 0;    // malloc + first touch + free above the threshold, per touched byte
   double shm_sync_s = 0;                // one round of comm::NodeBarrier between the 2 ranks (0: not measured)
+  // The same round timed before the tables, at the start of the calibration (0: not measured): a
+  // machine whose cores moved apart or together meanwhile shows it as a different round.
+  double shm_sync_start_s = 0;
   // The shared-memory allreduce itself at one chunk or less (Costs::staged), hot and cold like the
   // tables above; empty in profiles made before it was measured.
   SizeTable staged_hot, staged_cold;
+  // An exchange of m bytes into a reused scratch buffer, then those m bytes reduced with the
+  // rank's own m into the output (Costs::exchange_reduce: a reduce-scatter step as the ring and
+  // recursive halving run it), hot and cold like the tables above; empty in profiles made before
+  // it was measured.
+  SizeTable exchange_reduce_hot, exchange_reduce_cold;
   // A copy of s bytes that the other rank has just written in node memory, both ranks at once
   // (the least any allreduce must do per byte that crosses between the cores; empty in profiles
   // made before it was measured, or with the ranks on different nodes).
@@ -108,6 +116,10 @@ struct Profile {
 // non-decreasing in W by pooling adjacent violators, log-W interpolation). Without a working_set table (older profiles): 0 up to
 // half the LLC, 1 from twice it, log-interpolated between.
 [[nodiscard]] double cold_fraction(const Profile& p, double bytes);
+
+// Whether two flag rounds (seconds, as shm_sync_s) show one state of the machine: within 2x of
+// each other. True when either was not measured (0).
+[[nodiscard]] bool same_state(double round_a, double round_b);
 
 [[nodiscard]] std::string default_profile_path();
 [[nodiscard]] nlohmann::json to_json(const Profile& p);
@@ -137,6 +149,8 @@ class CpuCosts final : public Costs {
   CpuCosts(const Profile& p, double footprint_bytes);
   [[nodiscard]] double message(double bytes) const override;
   [[nodiscard]] double reduce(double bytes) const override;
+  // The measured step; profiles without it: the sum of its parts.
+  [[nodiscard]] double exchange_reduce(double bytes) const override;
   [[nodiscard]] double copy(double bytes) const override;
   // A temporary allocated and freed per call: fresh pages when above the mmap threshold.
   [[nodiscard]] double fresh(double alloc_bytes, double touched_bytes) const override;

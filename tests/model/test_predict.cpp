@@ -234,6 +234,38 @@ TEST(Predictor, CalibratedCpuRingFollowsItsTables) {
   EXPECT_NEAR(pr.predict(Collective::allreduce, "ring", std::nullopt, n).time_s, expected, expected * 1e-9);
 }
 
+TEST(Predictor, AMeasuredExchangeAndReduceStepPricesEveryReduceScatterStep) {
+  // Without the measured step, a reduce-scatter step is its parts (an exchange, then a
+  // reduction); with it, the ring's reduce-scatter and the Rabenseifner halving steps take the
+  // table's time instead, and the allgather keeps the exchange's.
+  Profile p;
+  for (double s : {8.0, 1e3, 1e6, 1e8}) {
+    for (SizeTable* t : {&p.message_hot, &p.message_cold}) { t->bytes.push_back(s); t->seconds.push_back(1e-6 + s / 5e9); }
+    for (SizeTable* t : {&p.reduce_hot, &p.reduce_cold}) { t->bytes.push_back(s); t->seconds.push_back(s / 8e9); }
+    for (SizeTable* t : {&p.copy_hot, &p.copy_cold}) { t->bytes.push_back(s); t->seconds.push_back(s / 16e9); }
+  }
+  const double n = 512e3, half = n / 2;
+  {
+    const CpuCosts c(p, 2 * n);
+    EXPECT_NEAR(c.exchange_reduce(half), c.message(half) + c.reduce(half), 1e-15);
+  }
+  for (double s : {8.0, 1e3, 1e6, 1e8}) {
+    for (SizeTable* t : {&p.exchange_reduce_hot, &p.exchange_reduce_cold}) {
+      t->bytes.push_back(s);
+      t->seconds.push_back(3e-6 + s / 2e9);  // slower than its parts: the other core's lines
+    }
+  }
+  const CpuCosts c(p, 2 * n);
+  const double step = p.exchange_reduce_hot.at(half);  // hot and cold alike: the blend is the table
+  EXPECT_GT(step, c.message(half) + c.reduce(half));
+  EXPECT_NEAR(c.exchange_reduce(half), step, 1e-12);
+  const Predictor pr(p, 2);
+  const double ring = pr.predict(Collective::allreduce, "ring", std::nullopt, n).time_s;
+  EXPECT_NEAR(ring, step + c.message(half), 1e-12);
+  const double raben = pr.predict(Collective::allreduce, "rabenseifner", std::nullopt, n).time_s;
+  EXPECT_NEAR(raben, step + c.message(half), 1e-12);
+}
+
 // Messages and reductions at 1 us + 5 GB/s, memcpy at a constant 16 GB/s (of bytes copied), hot
 // and cold alike.
 Profile copy_at_16GBps_profile() {

@@ -33,6 +33,9 @@ nlohmann::json saved_profile() {
   p.copy_hot = p.copy_cold = line(1e-4);
   p.working_set = line(1e-5);
   p.peer_copy = line(3e-4);
+  p.exchange_reduce_hot = p.exchange_reduce_cold = line(4e-4);
+  p.shm_sync_s = 0.24e-6;
+  p.shm_sync_start_s = 0.04e-6;
   p.gpu.measured = true;
   p.gpu.large_bytes = 1 << 26;
   p.gpu.small_bytes = 8;
@@ -59,6 +62,10 @@ TEST(ProfileValidation, AnUndamagedProfileLoads) {
   EXPECT_EQ(p.message_hot.bytes.size(), line(1).bytes.size());
   ASSERT_EQ(p.peer_copy.bytes, line(3e-4).bytes);
   EXPECT_NEAR(p.peer_copy.seconds.back(), line(3e-4).seconds.back(), 1e-15);
+  ASSERT_EQ(p.exchange_reduce_cold.bytes, line(4e-4).bytes);
+  EXPECT_NEAR(p.exchange_reduce_hot.seconds.back(), line(4e-4).seconds.back(), 1e-15);
+  EXPECT_NEAR(p.shm_sync_s, 0.24e-6, 1e-15);
+  EXPECT_NEAR(p.shm_sync_start_s, 0.04e-6, 1e-15);
   EXPECT_TRUE(p.gpu.measured);
   EXPECT_TRUE(p.compute.measured);
 }
@@ -82,6 +89,10 @@ TEST(ProfileValidation, EachDamagedFieldIsAnInputErrorNamingTheFileAndTheField) 
       {"unsorted peer copies",
        [](auto& d) { std::swap(d["profile"]["peer_copy"][0], d["profile"]["peer_copy"][2]); },
        {"peer_copy[1].bytes", "ascending"}},
+      {"unsorted exchange-and-reduce steps",
+       [](auto& d) { std::swap(d["profile"]["exchange_reduce_hot"][0], d["profile"]["exchange_reduce_hot"][2]); },
+       {"exchange_reduce_hot[1].bytes", "ascending"}},
+      {"negative start flag round", [](auto& d) { d["profile"]["shm_sync_start_us"] = -1; }, {"shm_sync_start_us"}},
       {"another schema", [](auto& d) { d["schema"] = "scalelab.bench"; }, {"schema", "scalelab.calibration"}},
       {"no schema", [](auto& d) { d.erase("schema"); }, {"schema", "missing"}},
       {"future version", [](auto& d) { d["schema_version"] = kProfileSchemaVersion + 1; }, {"schema_version", "versions 1 to"}},

@@ -6,6 +6,10 @@
 // this program takes, per size, the median over rounds of the measured time and of the predicted
 // time, and reports the error between the two, then median and max |error| over sizes. It also
 // prints each round's own summary, so the spread between rounds is visible beside the verdict.
+// A round whose flag rounds (bench --predict records them: at the calibration's start and end, and
+// when the benchmark began) are not all within 2x of each other measured a machine that changed
+// state between calibration and benchmark (a virtual machine's cores moved): it is shown but
+// left out of the medians and the verdict.
 //
 //   validation_summary [--max-median PCT --max-max PCT] ring-1.json ring-2.json ...
 // (validate_this_machine.sh runs the rounds and calls it once per algorithm.) With --max-median
@@ -21,18 +25,37 @@
 #include "core/error.h"
 #include "core/results.h"
 #include "core/stats.h"
+#include "model/profile.h"
 
 namespace {
 
 struct Round {
+  std::string path;
   std::map<long long, std::pair<double, double>> rows;  // size -> (measured us, predicted us)
+  double flag_start_us = 0, flag_end_us = 0, flag_bench_us = 0;  // 0: not recorded
+  [[nodiscard]] bool one_state() const {
+    using scalelab::model::same_state;
+    return same_state(flag_start_us, flag_end_us) && same_state(flag_end_us, flag_bench_us) &&
+           same_state(flag_start_us, flag_bench_us);
+  }
 };
+
+double flag(const nlohmann::json& prediction, const char* key) {
+  const auto it = prediction.find(key);
+  return it == prediction.end() || !it->is_number() ? 0.0 : it->get<double>();
+}
 
 Round read_round(const std::string& path) {
   const nlohmann::json doc = scalelab::read_json_file(path);
   Round r;
+  r.path = path;
   try {
     for (const auto& run : doc.at("runs")) {
+      if (const auto p = run.find("prediction"); p != run.end() && p->is_object()) {
+        r.flag_start_us = flag(*p, "flag_round_calibration_start_us");
+        r.flag_end_us = flag(*p, "flag_round_calibrated_us");
+        r.flag_bench_us = flag(*p, "flag_round_now_us");
+      }
       for (const auto& row : run.at("results")) {
         if (row.at("predicted_us").is_null()) continue;
         r.rows[row.at("size_bytes").get<long long>()] = {row.at("out_of_place").at("time_us").get<double>(),
@@ -54,16 +77,29 @@ int main(int argc, char** argv) {
   using namespace scalelab;
   try {
     double max_median = -1, max_max = -1;
-    std::vector<Round> rounds;
+    std::vector<Round> all, rounds;  // rounds: those in one state, which are judged
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if ((a == "--max-median" || a == "--max-max") && i + 1 < argc) {
         (a == "--max-median" ? max_median : max_max) = std::atof(argv[++i]);
       } else {
-        rounds.push_back(read_round(a));
+        all.push_back(read_round(a));
       }
     }
-    if (rounds.empty()) throw_usage("validation_summary: give the bench --json files of each round");
+    if (all.empty()) throw_usage("validation_summary: give the bench --json files of each round");
+    for (const Round& r : all) {
+      if (r.one_state()) rounds.push_back(r);
+    }
+    for (const Round& r : all) {
+      if (r.one_state()) continue;
+      std::printf("left out: %s (flag round %.3f us at calibration start, %.3f at its end, %.3f at the benchmark: "
+                  "the machine changed state)\n",
+                  r.path.c_str(), r.flag_start_us, r.flag_end_us, r.flag_bench_us);
+    }
+    if (rounds.empty()) {
+      std::printf("no round measured one state of the machine throughout: nothing judged\n");
+      return max_median >= 0 && max_max >= 0 ? 1 : 0;
+    }
     std::printf("%12s %12s %12s %9s   %s\n", "size (B)", "measured us", "predicted us", "error %",
                 "per-round errors % (each round's own profile and benchmark)");
     std::vector<double> errs;
@@ -86,13 +122,13 @@ int main(int argc, char** argv) {
       std::printf("%12lld %12.1f %12.1f %+9.1f   %s\n", size, m, p, e, list.c_str());
     }
     const double med = median(errs), mx = *std::max_element(errs.begin(), errs.end());
-    std::printf("rounds: %zu; median over rounds: median |error| %.1f%%, max %.1f%% over %zu sizes\n", rounds.size(),
-                med, mx, errs.size());
-    for (std::size_t k = 0; k < rounds.size(); ++k) {
+    std::printf("rounds: %zu of %zu; median over rounds: median |error| %.1f%%, max %.1f%% over %zu sizes\n",
+                rounds.size(), all.size(), med, mx, errs.size());
+    for (std::size_t k = 0; k < all.size(); ++k) {
       std::vector<double> e;
-      for (const auto& [size, mp] : rounds[k].rows) e.push_back(std::abs(pct(mp.second, mp.first)));
-      std::printf("  round %zu alone: median |error| %.1f%%, max %.1f%%\n", k + 1, median(e),
-                  *std::max_element(e.begin(), e.end()));
+      for (const auto& [size, mp] : all[k].rows) e.push_back(std::abs(pct(mp.second, mp.first)));
+      std::printf("  round %zu alone: median |error| %.1f%%, max %.1f%%%s\n", k + 1, median(e),
+                  *std::max_element(e.begin(), e.end()), all[k].one_state() ? "" : " (left out)");
     }
     if (max_median >= 0 && max_max >= 0) {
       const bool ok = med <= max_median && mx <= max_max;
