@@ -7,6 +7,31 @@ namespace scalelab::model {
 
 using namespace collectives;  // the cost formulas
 
+namespace {
+
+// Open MPI's algorithms, out of place, first copy the input into the output, and then reduce
+// into lines the copy has just taken for this rank's core; the measured reduce-scatter step
+// (Costs::exchange_reduce) writes an output the peer still holds, as a collective that reduces
+// straight into its output finds it. So after the copy a step is priced as its parts: an
+// exchange (of data just written) and a reduction.
+class OutputOwned final : public Costs {
+ public:
+  explicit OutputOwned(const Costs& c) : c_(c) {}
+  [[nodiscard]] double message(double m) const override { return c_.message(m); }
+  [[nodiscard]] double reduce(double m) const override { return c_.reduce(m); }
+  [[nodiscard]] double copy(double m) const override { return c_.copy(m); }
+  [[nodiscard]] double exchange_reduce(double m) const override { return c_.message(m) + c_.reduce(m); }
+  [[nodiscard]] double fresh(double a, double t) const override { return c_.fresh(a, t); }
+  [[nodiscard]] double sync() const override { return c_.sync(); }
+  [[nodiscard]] double peer_copy(double m) const override { return c_.peer_copy(m); }
+  [[nodiscard]] double staged(double m) const override { return c_.staged(m); }
+
+ private:
+  const Costs& c_;
+};
+
+}  // namespace
+
 OmpiAllreduce openmpi_allreduce_choice(double b, int p) {
   using A = OmpiAllreduce;
   // ompi/mca/coll/tuned/coll_tuned_decision_fixed.c (v4.1), commutative branch.
@@ -39,8 +64,10 @@ std::string name_of(OmpiAllreduce a) {
   return "?";
 }
 
-double openmpi_allreduce(double n, int p, const Costs& c, bool in_place) {
-  if (p < 2 || n <= 0) return in_place ? 0.0 : c.copy(n);
+double openmpi_allreduce(double n, int p, const Costs& costs, bool in_place) {
+  if (p < 2 || n <= 0) return in_place ? 0.0 : costs.copy(n);
+  const OutputOwned owned(costs);
+  const Costs& c = in_place ? costs : owned;
   const double copy_in = in_place ? 0.0 : c.copy(n);  // every algorithm starts rbuf = sbuf
   switch (openmpi_allreduce_choice(n, p)) {
     case OmpiAllreduce::recursive_doubling:

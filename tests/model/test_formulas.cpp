@@ -122,5 +122,25 @@ TEST(OpenMpi, LargeAllreducePaysForItsFreshTemporary) {
   EXPECT_NEAR(openmpi_allreduce(small, 2, c), c.copy(small) + rabenseifner_allreduce(small, 2, c), 1e-12);
 }
 
+// Costs whose measured reduce-scatter step (10 us flat) is dearer than its parts.
+class DearStep final : public Costs {
+ public:
+  [[nodiscard]] double message(double m) const override { return kCosts.message(m); }
+  [[nodiscard]] double reduce(double m) const override { return kCosts.reduce(m); }
+  [[nodiscard]] double copy(double m) const override { return m * 1e-10; }
+  [[nodiscard]] double exchange_reduce(double) const override { return 10e-6; }
+};
+
+TEST(OpenMpi, AfterItsCopyInTheReduceScatterStepIsPricedAsItsParts) {
+  // Out of place, Open MPI copies the input into the output and reduces into lines it has just
+  // written: an exchange plus a reduction. In place it reduces into the output as it finds it:
+  // the measured step.
+  const DearStep c;
+  const double n = 1e6, half = n / 2;
+  const double parts = c.message(half) + c.reduce(half);
+  EXPECT_NEAR(openmpi_allreduce(n, 2, c), c.copy(n) + parts + c.message(half), 1e-12);
+  EXPECT_NEAR(openmpi_allreduce(n, 2, c, /*in_place=*/true), 10e-6 + c.message(half), 1e-12);
+}
+
 }  // namespace
 }  // namespace scalelab::model
