@@ -108,13 +108,14 @@ void BenchPrediction::print_summary(std::ostream& out, const bench::BenchResult&
                     "judging the model\n",
                     flag_round_now_s_ * 1e6, flag_round_calibrated_s_ * 1e6, flag_round_now_s_ / flag_round_calibrated_s_);
       out << line;
-    } else if (!model::same_state(flag_round_calibration_start_s_, flag_round_calibrated_s_)) {
-      std::snprintf(line, sizeof line,
-                    "# warning: the profile's flag round took %.3f us when its calibration began and %.3f us when it "
-                    "ended: it mixes two states of this machine; run 'scalelab calibrate' again before judging the model\n",
-                    flag_round_calibration_start_s_ * 1e6, flag_round_calibrated_s_ * 1e6);
-      out << line;
     }
+  }
+  if (!model::same_state(flag_round_calibration_start_s_, flag_round_calibrated_s_)) {
+    std::snprintf(line, sizeof line,
+                  "# warning: the profile's flag round took %.3f us when its calibration began and %.3f us when it "
+                  "ended: it mixes two states of this machine; run 'scalelab calibrate' again before judging the model\n",
+                  flag_round_calibration_start_s_ * 1e6, flag_round_calibrated_s_ * 1e6);
+    out << line;
   }
   std::snprintf(line, sizeof line, "# prediction (%s): median |error| %.1f%%, max %.1f%% over %zu sizes (out-of-place)\n",
                 predictor_->where().c_str(), e.empty() ? NAN : median(e), e.empty() ? NAN : *std::max_element(e.begin(), e.end()),

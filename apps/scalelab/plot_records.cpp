@@ -177,7 +177,8 @@ report::Chart converge_chart(const std::vector<PlotInput>& inputs) {
 }
 
 // What calibrate measured: time per call against size for the exchange between the two ranks,
-// the reduction and the copy, with buffers reused (solid) and walking through memory (dashed)
+// the reduce-scatter step, the reduction and the copy, with buffers reused (solid) and walking
+// through memory (dashed)
 // (scalelab calibrate --json).
 report::Chart calibration_chart(const std::vector<PlotInput>& inputs) {
   report::Chart chart;
@@ -193,10 +194,13 @@ report::Chart calibration_chart(const std::vector<PlotInput>& inputs) {
       where = in.doc["machine"].value("cpu_model", std::string()) + ", " + in.doc["machine"].value("hostname", std::string());
     }
     const std::string tag = inputs.size() > 1 ? " (" + in.path + ")" : "";
-    for (const auto& [key, what] : {std::pair{"message", "exchange"}, {"reduce", "reduce"}, {"copy", "copy"}}) {
+    for (const auto& [key, what] : {std::pair{"message", "exchange"}, {"exchange_reduce", "exchange + reduce"},
+                                    {"reduce", "reduce"}, {"copy", "copy"}}) {
       for (const bool cold : {false, true}) {
+        const std::string table = std::string(key) + (cold ? "_cold" : "_hot");
+        if (std::string(key) == "exchange_reduce" && !p.contains(table)) continue;  // profiles made before it was measured
         report::Series s{std::string(what) + (cold ? ", through memory" : ", buffers reused") + tag, {}};
-        for (const auto& row : p.at(std::string(key) + (cold ? "_cold" : "_hot"))) {
+        for (const auto& row : p.at(table)) {
           const double bytes = row.at("bytes").get<double>(), us = row.at("us").get<double>();
           if (bytes > 0 && us > 0) s.points.emplace_back(bytes, us);  // log axes
         }

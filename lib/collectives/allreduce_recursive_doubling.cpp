@@ -50,7 +50,9 @@ class RecursiveDoublingAllreduce final : public PointToPointAlgorithm {
 double recursive_doubling_allreduce(double n, int p, const Costs& c) {
   if (p < 2 || n <= 0) return 0.0;
   const int k = cost_parts::floor_log2(p);
-  double t = k * c.exchange_reduce(n);
+  // From the second round on each rank sends its output, so every round reduces into lines a
+  // peer has read (the measured step); with one round the peer reads only the input.
+  double t = k == 1 && (1 << k) == p ? c.message(n) + c.reduce(n) : k * c.exchange_reduce(n);
   // Ranks beyond the largest power of two fold their data in first and get the result last.
   if ((1 << k) != p) t += c.exchange_reduce(n) + c.message(n);
   return t;

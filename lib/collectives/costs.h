@@ -29,8 +29,11 @@ class Costs {
   [[nodiscard]] virtual double message(double bytes) const = 0;  // seconds
   [[nodiscard]] virtual double reduce(double bytes) const = 0;
   [[nodiscard]] virtual double copy(double bytes) const = 0;
-  // Its parts unless measured whole; measured, it includes what the parts leave out: the received
-  // bytes reduced while still in cache, into a scratch buffer that stays in cache.
+  // Its parts unless measured whole; measured, it includes what the parts leave out: writing an
+  // output the peer has read since (a collective called again on the same buffers: its allgather
+  // phase read it), which takes those lines back from the other core, and the received bytes
+  // reduced while still in cache, from a scratch buffer that stays in cache. OwnedOutput (below)
+  // prices it as its parts again, for calls whose output this rank's core has just written.
   [[nodiscard]] virtual double exchange_reduce(double bytes) const { return message(bytes) + reduce(bytes); }
   [[nodiscard]] virtual double fresh(double /*alloc_bytes*/, double /*touched_bytes*/) const { return 0.0; }
   // Priced as an empty message unless measured: an upper bound, since a message between ranks of
@@ -41,6 +44,25 @@ class Costs {
   // Its parts unless measured whole; measured, it includes what the parts leave out: reading lines
   // another core has just written, and both cores doing so at once.
   [[nodiscard]] virtual double staged(double bytes) const { return copy(bytes) + sync() + reduce(bytes); }
+};
+
+// The same costs for a call whose output this rank's core has just written (in place, where the
+// caller has just put its input there; or after an algorithm's own copy of the input into the
+// output): no peer holds the output's lines, so a reduce-scatter step costs its parts.
+class OwnedOutput final : public Costs {
+ public:
+  explicit OwnedOutput(const Costs& c) : c_(c) {}
+  [[nodiscard]] double message(double m) const override { return c_.message(m); }
+  [[nodiscard]] double reduce(double m) const override { return c_.reduce(m); }
+  [[nodiscard]] double copy(double m) const override { return c_.copy(m); }
+  [[nodiscard]] double exchange_reduce(double m) const override { return c_.message(m) + c_.reduce(m); }
+  [[nodiscard]] double fresh(double a, double t) const override { return c_.fresh(a, t); }
+  [[nodiscard]] double sync() const override { return c_.sync(); }
+  [[nodiscard]] double peer_copy(double m) const override { return c_.peer_copy(m); }
+  [[nodiscard]] double staged(double m) const override { return c_.staged(m); }
+
+ private:
+  const Costs& c_;
 };
 
 // a: seconds per message; b: seconds per byte moved; g: seconds per byte reduced; c: per byte copied.

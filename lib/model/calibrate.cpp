@@ -125,8 +125,8 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
   const std::size_t pool = std::max<std::size_t>(max_bytes, static_cast<std::size_t>(std::min(4 * p.llc_bytes, kMaxPool)));
   {
     char line[160];
-    std::snprintf(line, sizeof line, "preparing 3 buffers of %zu MiB per rank (last-level cache %.0f MiB)", pool >> 20,
-                  p.llc_bytes / (1 << 20));
+    std::snprintf(line, sizeof line, "preparing 3 buffers of %zu MiB and one of %zu MiB per rank (last-level cache %.0f MiB)",
+                  pool >> 20, max_bytes >> 20, p.llc_bytes / (1 << 20));
     say(line);
   }
   Region a(pool), b(pool), out(pool);
@@ -134,7 +134,7 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
 
   // The flag round now and again after the tables (below): on a virtual machine the two cores can
   // be moved closer or farther apart while it measures, and every table then mixes two machines.
-  p.shm_sync_start_s = measure_flag_round(comm, /*quick=*/true);
+  p.shm_sync_start_s = measure_flag_round(comm, o.quick);
 
   std::vector<std::size_t> sizes;
   for (std::size_t s = 8; s <= max_bytes; s *= (s < 4096 ? 8 : 2)) sizes.push_back(s);

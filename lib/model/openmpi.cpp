@@ -7,31 +7,6 @@ namespace scalelab::model {
 
 using namespace collectives;  // the cost formulas
 
-namespace {
-
-// Open MPI's algorithms, out of place, first copy the input into the output, and then reduce
-// into lines the copy has just taken for this rank's core; the measured reduce-scatter step
-// (Costs::exchange_reduce) writes an output the peer still holds, as a collective that reduces
-// straight into its output finds it. So after the copy a step is priced as its parts: an
-// exchange (of data just written) and a reduction.
-class OutputOwned final : public Costs {
- public:
-  explicit OutputOwned(const Costs& c) : c_(c) {}
-  [[nodiscard]] double message(double m) const override { return c_.message(m); }
-  [[nodiscard]] double reduce(double m) const override { return c_.reduce(m); }
-  [[nodiscard]] double copy(double m) const override { return c_.copy(m); }
-  [[nodiscard]] double exchange_reduce(double m) const override { return c_.message(m) + c_.reduce(m); }
-  [[nodiscard]] double fresh(double a, double t) const override { return c_.fresh(a, t); }
-  [[nodiscard]] double sync() const override { return c_.sync(); }
-  [[nodiscard]] double peer_copy(double m) const override { return c_.peer_copy(m); }
-  [[nodiscard]] double staged(double m) const override { return c_.staged(m); }
-
- private:
-  const Costs& c_;
-};
-
-}  // namespace
-
 OmpiAllreduce openmpi_allreduce_choice(double b, int p) {
   using A = OmpiAllreduce;
   // ompi/mca/coll/tuned/coll_tuned_decision_fixed.c (v4.1), commutative branch.
@@ -66,8 +41,10 @@ std::string name_of(OmpiAllreduce a) {
 
 double openmpi_allreduce(double n, int p, const Costs& costs, bool in_place) {
   if (p < 2 || n <= 0) return in_place ? 0.0 : costs.copy(n);
-  const OutputOwned owned(costs);
-  const Costs& c = in_place ? costs : owned;
+  // Out of place every algorithm first copies the input into the output, and in place the
+  // caller has just written it there: either way the reduce-scatter steps reduce into lines this
+  // rank's core holds (collectives::OwnedOutput).
+  const collectives::OwnedOutput c(costs);
   const double copy_in = in_place ? 0.0 : c.copy(n);  // every algorithm starts rbuf = sbuf
   switch (openmpi_allreduce_choice(n, p)) {
     case OmpiAllreduce::recursive_doubling:
@@ -103,8 +80,9 @@ double openmpi_collective(Collective c, double n, int p, const Costs& costs, boo
       detail = "Open MPI (modelled as a ring)";
       return ring_allgather(n, p, costs);
     case Collective::reduce_scatter:
+      // Open MPI reduces into a temporary copy of the input: lines this rank's core holds.
       detail = "Open MPI (modelled as a ring)";
-      return ring_reduce_scatter(n, p, costs);
+      return ring_reduce_scatter(n, p, collectives::OwnedOutput(costs));
   }
   return 0.0;
 }

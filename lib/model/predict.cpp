@@ -104,9 +104,14 @@ std::string Predictor::choose(const collectives::ChoiceQuery& q) const {
 double Predictor::cpu_time(Collective c, const std::string& a, double n, bool in_place, bool shared_buffers,
                            std::string& detail) const {
   const int p = ranks_;
-  const CpuCosts costs(*profile_, footprint(c, n, p));
+  const CpuCosts measured(*profile_, footprint(c, n, p));
   const collectives::AlgorithmDescriptor& d = collectives::find_algorithm(c, a);
-  if (d.is_library()) return openmpi_collective(c, n, p, costs, in_place, detail);
+  if (d.is_library()) return openmpi_collective(c, n, p, measured, in_place, detail);
+  // In place, the caller has just written the buffer (bench its input, training its gradients),
+  // so the output's lines are this rank's own; out of place, a call repeated on the same buffers
+  // finds them held by the peer that read them last time (the measured step).
+  const collectives::OwnedOutput owned(measured);
+  const Costs& costs = in_place ? static_cast<const Costs&>(owned) : measured;
   detail = "calibrated " + a;
   if (shared_buffers && d.cost_shared != nullptr) {
     detail += ", shared buffers";

@@ -13,6 +13,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)costs.reduce(bytes);
       (void)costs.copy(bytes);
       (void)costs.fresh(bytes, bytes);
+      (void)costs.exchange_reduce(bytes);
+      (void)costs.staged(bytes);
+      (void)costs.peer_copy(bytes);
     }
   });
   return 0;

@@ -264,6 +264,10 @@ TEST(Predictor, AMeasuredExchangeAndReduceStepPricesEveryReduceScatterStep) {
   EXPECT_NEAR(ring, step + c.message(half), 1e-12);
   const double raben = pr.predict(Collective::allreduce, "rabenseifner", std::nullopt, n).time_s;
   EXPECT_NEAR(raben, step + c.message(half), 1e-12);
+  // In place the caller has just written the output (bench its input, training its gradients):
+  // no peer holds its lines, and the step is its parts again.
+  const double in_place = pr.predict(Collective::allreduce, "ring", std::nullopt, n, /*in_place=*/true).time_s;
+  EXPECT_NEAR(in_place, c.message(half) + c.reduce(half) + c.message(half), 1e-12);
 }
 
 // Messages and reductions at 1 us + 5 GB/s, memcpy at a constant 16 GB/s (of bytes copied), hot
@@ -372,6 +376,17 @@ Profile hot_and_cold_profile() {
     }
   }
   return p;
+}
+
+TEST(SameState, FlagRoundsWithin2xOfEachOtherAreOneStateAndUnmeasuredOnesAreNoEvidence) {
+  EXPECT_TRUE(same_state(0.04e-6, 0.04e-6));
+  EXPECT_TRUE(same_state(0.04e-6, 0.08e-6));   // exactly 2x
+  EXPECT_TRUE(same_state(0.08e-6, 0.04e-6));
+  EXPECT_FALSE(same_state(0.04e-6, 0.0801e-6));
+  EXPECT_FALSE(same_state(0.24e-6, 0.04e-6));  // the VM's two states
+  EXPECT_FALSE(same_state(0.04e-6, 0.24e-6));
+  EXPECT_TRUE(same_state(0.0, 0.24e-6));       // not measured
+  EXPECT_TRUE(same_state(0.24e-6, 0.0));
 }
 
 TEST(ColdFraction, ReadsTheMeasuredWorkingSetCurve) {
