@@ -66,7 +66,16 @@ void NodeBarrier::wait_for(int local) const {
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    if (i % 1024 == 1023) mem_.check_peer(local);
+    if (i % 1024 == 1023) {
+      try {
+        mem_.check_peer(local);
+      } catch (...) {
+        // The peer may have arrived, and returned, between the load above and the check: what it
+        // stored before returning is visible once its return is.
+        if (f.load(std::memory_order_acquire) >= steps_) return;
+        throw;
+      }
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 // or returned fails instead of spinning forever.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -59,6 +60,34 @@ TEST(SharedBuffer, PlacesPointersAndReusesWhatWasGivenBack) {
     EXPECT_EQ(comm.shared_place(c, 1u << 20).buffer, 1);
     EXPECT_THROW(comm.release_shared_buffer(c + 1), Error);
   });
+}
+
+// Two regions in this process: local rank 0 waits, and "rank 1" is whatever check_peer does.
+class ScriptedPeer final : public NodeMemory {
+ public:
+  explicit ScriptedPeer(bool arrives_before_returning)
+      : NodeMemory(0, {0, 1}, {page_[0], page_[1]}, sizeof page_[0]), arrives_(arrives_before_returning) {}
+  // The peer has returned when asked; when it arrived first, its flag is raised by then.
+  void check_peer(int local) const override {
+    if (arrives_) reinterpret_cast<std::atomic<std::uint64_t>*>(region(local))->store(1, std::memory_order_release);
+    throw_comm("local rank 0 waits for shared-memory data from rank 1, which has already returned");
+  }
+
+ private:
+  alignas(4096) unsigned char page_[2][4096] = {};
+  bool arrives_;
+};
+
+TEST(NodeBarrier, APeerThatArrivedAndThenReturnedIsNotAFailure) {
+  // The peer raises its flag and returns between the waiter's load of the flag and its check on
+  // the peer: the wait must end normally, not report the peer gone.
+  const ScriptedPeer arrived(true);
+  NodeBarrier barrier(arrived);
+  EXPECT_NO_THROW(barrier.arrive_and_wait());
+  // A peer that returned without arriving is an error.
+  const ScriptedPeer gone(false);
+  NodeBarrier waits(gone);
+  EXPECT_THROW(waits.arrive_and_wait(), Error);
 }
 
 TEST(NodeBarrier, WhatARankWroteBeforeTheBarrierEveryPeerReadsAfterIt) {
