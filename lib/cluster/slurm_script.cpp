@@ -109,7 +109,7 @@ JobScript write_slurm_script(const SlurmSite& site, const JobRequest& r) {
                                                 describe(p, site.gpus_per_node) + ")");
   } else if (!r.partition.empty()) {
     out.partition = r.partition;
-    s += directive("--partition=" + r.partition, "as asked (--partition)");
+    s += directive("--partition=" + r.partition, "the partition asked for");
   }
   s += directive("--time=" + format_slurm_time(r.time_seconds), "wall-time limit: the job is killed after it");
   s += directive("--nodes=" + std::to_string(r.nodes), "nodes");
