@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "core/size_parse.h"
 #include "data/jpeg_dataset.h"
 #include "data/load.h"
 
@@ -17,7 +18,7 @@ int cmd_data(const Args& args) {
       "size", po::value<int>()->default_value(224), "output width and height in pixels (bilinear upsampling)")(
       "quality", po::value<int>()->default_value(90), "JPEG quality, 1..100")(
       "colour", po::bool_switch(), "RGB with a per-class tint and texture, compressing roughly as photographs do")(
-      "limit", po::value<std::size_t>()->default_value(0), "the first N samples only (0: all)")(
+      "limit", po::value<std::string>()->default_value("0"), "the first N samples only (0: all)")(
       "seed", po::value<std::uint64_t>()->default_value(42), "seed of the colour and texture")(
       "out", po::value<std::string>(), "the folder to write (images.bin, index.bin, manifest.json)");
   po::positional_options_description pos;
@@ -48,7 +49,11 @@ int cmd_data(const Args& args) {
   o.size = (*vm)["size"].as<int>();
   o.quality = (*vm)["quality"].as<int>();
   o.colour = (*vm)["colour"].as<bool>();
-  o.limit = (*vm)["limit"].as<std::size_t>();
+  // A whole number, not Boost's unsigned parse (which takes -1 for "everything").
+  const std::string limit_text = (*vm)["limit"].as<std::string>();
+  const std::int64_t limit = parse_int(limit_text, "--limit");
+  if (limit < 0) usage_error(args, "--limit " + limit_text + ": give 0 (every sample) or more");
+  o.limit = static_cast<std::size_t>(limit);
   o.seed = (*vm)["seed"].as<std::uint64_t>();
   // Check the cheap options before loading the source.
   if (o.size < 1 || o.size > 16384) usage_error(args, "--size " + std::to_string(o.size) + ": give 1..16384 pixels");

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "core/cpu_share.h"
 #include "core/results.h"
+#include "core/size_parse.h"
 #include "core/text.h"
 #include "data/pipeline.h"
 #include "sim/workload.h"
@@ -24,7 +25,7 @@ int cmd_pipeline(const Args& args) {
       "decode", po::value<std::string>()->default_value("accurate,fast"), "accurate and/or fast IDCT")(
       "batch-size", po::value<int>()->default_value(64), "samples per batch")(
       "prefetch", po::value<int>()->default_value(0), "batches prepared ahead of the consumer (0: 2 per worker)")(
-      "images", po::value<std::size_t>()->default_value(8192),
+      "images", po::value<std::string>()->default_value("8192"),
       "images per configuration (the set is cycled; give each row a second or more)")(
       "crop", po::value<int>()->default_value(0), "output width and height (0: 7/8 of the set's image size)")(
       "seed", po::value<std::uint64_t>()->default_value(42), "augmentation seed")(
@@ -82,8 +83,15 @@ int cmd_pipeline(const Args& args) {
   const std::string on_bad = (*vm)["on-bad-sample"].as<std::string>();
   if (on_bad != "stop" && on_bad != "skip") usage_error(args, "--on-bad-sample " + on_bad + ": give stop or skip");
   if ((*vm)["batch-size"].as<int>() < 1) usage_error(args, "--batch-size " + std::to_string((*vm)["batch-size"].as<int>()) + ": a batch needs at least one sample");
-  const std::size_t images = (*vm)["images"].as<std::size_t>();
-  if (images == 0) usage_error(args, "--images 0: give at least one image per configuration");
+  // A whole number, not Boost's unsigned parse (which takes -5 for 2^64 - 5); at most ten million
+  // (the set is cycled, and each configuration keeps one index per image).
+  const std::string images_text = (*vm)["images"].as<std::string>();
+  const std::int64_t images_asked = parse_int(images_text, "--images");
+  constexpr std::int64_t kMaxImages = 10'000'000;
+  if (images_asked < 1 || images_asked > kMaxImages) {
+    usage_error(args, "--images " + images_text + ": give 1 to " + std::to_string(kMaxImages) + " images per configuration");
+  }
+  const auto images = static_cast<std::size_t>(images_asked);
 
   const sim::Workload network = sim::resolve_workload((*vm)["workload"].as<std::string>());  // a bad name fails before the work
   const data::JpegDataset set(dataset.substr(5));

@@ -3,6 +3,8 @@
 // (NCCL-like model over its topology) or CPU ranks of this machine (calibrated profile).
 // --algo picks an algorithm (default auto: on GPUs what NCCL would choose, on CPU ranks the
 // fastest; named per row). Reads model/predict.h.
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 
@@ -24,16 +26,31 @@ namespace {
 
 using collectives::Collective;
 
+// The most CPU ranks priced: as many GPUs as the GPU models take (topo::select_gpus).
+constexpr std::int64_t kMaxCpuRanks = 1 << 20;
+
 // Builds the predictor a command line asks for: GPUs of a machine, or CPU ranks of this one.
 model::Predictor make_predictor(const po::variables_map& vm, const Args& args, topo::Machine& m) {
   const std::string p2p_text = vm["p2p"].as<std::string>();
   if (p2p_text != "on" && p2p_text != "off") usage_error(args, "--p2p " + p2p_text + ": use on or off");
-  m = load_machine(vm["machine"].as<std::string>());
+  const std::string name = vm["machine"].as<std::string>();
+  m = load_machine(name);
   if (m.gpus().empty()) {
+    // CPU ranks are priced from this machine's calibration only: a machine file without GPUs
+    // describes no ranks the profile measured.
+    if (name != "this") {
+      usage_error(args, "--machine " + name + ": has no GPUs; predict prices GPUs of a machine, or CPU ranks of this one "
+                        "(--machine this)");
+    }
     const std::string path = vm.count("profile") ? vm["profile"].as<std::string>() : model::default_profile_path();
-    const int ranks = static_cast<int>(parse_int(vm["ranks"].as<std::string>(), "--ranks"));
-    if (ranks < 2) usage_error(args, "--ranks must be at least 2");
-    return model::Predictor(model::load_profile(path), ranks);
+    const std::int64_t ranks = parse_int(vm["ranks"].as<std::string>(), "--ranks");
+    if (ranks < 2 || ranks > kMaxCpuRanks) {
+      usage_error(args, "--ranks " + vm["ranks"].as<std::string>() + ": give 2 to " + std::to_string(kMaxCpuRanks) + " ranks");
+    }
+    return model::Predictor(model::load_profile(path), static_cast<int>(ranks));
+  }
+  if (vm.count("profile")) {
+    usage_error(args, "--profile: calibrates CPU ranks of this machine, not the GPUs of " + name + "; leave it out");
   }
   const auto sel = topo::select_gpus(m, vm["gpus"].as<std::string>());
   return model::Predictor(m, sel, p2p_text == "on" ? topo::P2P::on : topo::P2P::off);
@@ -78,14 +95,22 @@ int cmd_predict(const Args& args) {
     spec.step_factor = 1;
     spec.step_bytes = parse_size((*vm)["stepbytes"].as<std::string>(), "-i/--stepbytes");
   } else {
-    spec.step_factor = static_cast<std::uint64_t>(parse_int((*vm)["stepfactor"].as<std::string>(), "-f/--stepfactor"));
+    const std::int64_t factor = parse_int((*vm)["stepfactor"].as<std::string>(), "-f/--stepfactor");
+    if (factor < 1) usage_error(args, "-f/--stepfactor " + (*vm)["stepfactor"].as<std::string>() + ": give a factor of 2 or more");
+    spec.step_factor = static_cast<std::uint64_t>(factor);
   }
   topo::Machine m;
   const model::Predictor pr = make_predictor(*vm, args, m);
   const std::string algo = (*vm)["algo"].as<std::string>();
   const auto sizes = bench::size_sweep(spec, comm::size_of(type));
   // An algorithm this predictor refuses (shm on GPUs): the error before any output.
-  if (!sizes.empty()) (void)pr.predict(c, algo, proto, static_cast<double>(sizes.front()));
+  // One NCCL does not run here (NVLS without NVSwitches or before Hopper, or with LL): the error
+  // too, rather than rows of nothing.
+  if (!sizes.empty() && std::isnan(pr.predict(c, algo, proto, static_cast<double>(sizes.front())).time_s)) {
+    const std::string asked = "--algo " + algo + (proto ? " --protocol " + std::string(topo::name_of(*proto)) : "");
+    usage_error(args, asked + ": NCCL does not run it on " + pr.where() +
+                          " (NVLS needs NVSwitches, Hopper or newer GPUs and the Simple protocol); use --algo auto");
+  }
 
   std::printf("# scalelab predict: %s on %s\n# model: %s\n# bottleneck: %s\n#\n", std::string(collectives::name_of(c)).c_str(),
               pr.where().c_str(),

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/results.h"
 #include "machine_arg.h"
 #include "core/size_parse.h"
@@ -146,6 +147,17 @@ std::optional<Parsed> parse_simulate(const Args& args) {
     q.counts = parse_counts(gpus);
   } else {
     q.counts = q.machine == "this" ? std::vector<int>{1, 2} : counts_for_nodes(q.machine, 1);
+  }
+  if (q.machine == "this") {
+    // CPU ranks of this machine: as many as `scalelab run` would launch here, no more.
+    for (const int n : q.counts) {
+      if (n > limits::max_local_ranks()) {
+        usage_error(args, "--gpus " + std::to_string(n) + ": this machine runs at most " +
+                              std::to_string(limits::max_local_ranks()) + " ranks (" +
+                              limits::machine_bound_basis(limits::kRanksPerHardwareThread) +
+                              "); for more, simulate a machine that has them (--machine NAME)");
+      }
+    }
   }
   const long long batch = (*vm)["batch-size"].as<long long>();
   if (batch < 1) throw_parameter(ErrorKind::usage, "batch_size", std::to_string(batch) + ": give at least 1 sample per GPU");

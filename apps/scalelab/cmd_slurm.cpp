@@ -1,4 +1,5 @@
 // `scalelab slurm`: an sbatch script for a scalelab command on a cluster (lib/cluster).
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -63,6 +64,17 @@ int cmd_slurm(const Args& args) {
   }
   if (command.front() == "run" || command.front() == "slurm") {
     usage_error(args, "the job runs its ranks through srun; give the command itself after --, not '" + command.front() + "'");
+  }
+  const bool asks_help = std::find_if(command.begin(), command.end(), [](const std::string& w) {
+                           return w == "--help" || w == "-h";
+                         }) != command.end();
+  if (command.front() == "train" && !asks_help) {
+    // The job's own options, checked now rather than when the job starts, hours later.
+    Args job;
+    job.name = "train";
+    job.argv.assign(command.begin() + 1, command.end());
+    job.full = command;
+    check_train_args(job);
   }
   check_output_files(*vm, {"out"});
 

@@ -92,6 +92,8 @@ std::vector<comm::NamedValue> agreed_options(const TrainOptions& t) {
 
 }  // namespace
 
+void check_train_args(const Args& args) { (void)parse_train(args); }
+
 int cmd_train(const Args& args) {
   const auto parsed = parse_train(args);
   if (!parsed) return 0;

@@ -14,6 +14,9 @@ int cmd_run(const Args& args);        // horovodrun-style launcher: builds and r
 int cmd_bench(const Args& args);      // nccl-tests-style collective benchmark
 int cmd_plot(const Args& args);       // charts from JSON records (gnuplot)
 int cmd_train(const Args& args);      // data-parallel training, Horovod-style (lib/train)
+// Reads and checks train's options as cmd_train does, and returns; a usage error names a bad one
+// (`scalelab slurm -- train ...` checks before it writes a script that would fail once queued).
+void check_train_args(const Args& args);
 int cmd_scale(const Args& args);      // the same training at several rank counts: scaling table and chart
 int cmd_converge(const Args& args);   // large-batch convergence configurations side by side
 int cmd_topo(const Args& args);       // machine topology: nvidia-smi-style matrix, routes, best ring

@@ -49,6 +49,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"gpus_per_node", "--gpus-per-node"},
     {"interval_s", "--gpu-monitor-interval"},
     {"iters", "-n/--iters"},
+    {"job_name", "--job-name"},
     {"jpeg_quality", "--quality"},
     {"jpeg_size", "--size"},
     {"json", "--json"},

@@ -40,6 +40,21 @@ std::vector<std::uint64_t> size_sweep(const SweepSpec& spec, std::size_t type_si
                       "0 never advances from the smallest size to the largest; give a step above 0, or a factor of 2");
     }
   }
+  // Counted before any is stored: -i 4 up to -e 1T would be 2.7e11 sizes.
+  std::uint64_t count = 1;
+  if (spec.min_bytes < spec.max_bytes) {
+    if (by_factor) {
+      for (std::uint64_t s = spec.min_bytes; s <= spec.max_bytes / spec.step_factor; s *= spec.step_factor) ++count;
+    } else {
+      count = (spec.max_bytes - spec.min_bytes) / spec.step_bytes + 1;
+    }
+  }
+  if (count > kMaxSweepSizes) {
+    throw_parameter(ErrorKind::usage, "step_bytes",
+                    std::to_string(spec.step_bytes) + " from " + format_size(spec.min_bytes) + " to " +
+                        format_size(spec.max_bytes) + " gives " + std::to_string(count) + " sizes, more than " +
+                        std::to_string(kMaxSweepSizes) + "; step by a larger -i, or by a factor (-f 2)");
+  }
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t s = spec.min_bytes; s <= spec.max_bytes;) {
     if (s % type_size != 0) {

@@ -26,8 +26,11 @@ struct SweepSpec {
   std::uint64_t step_bytes = 1ull << 20;  // -i
 };
 
+// The most sizes one sweep visits (a factor of 2 from 1 B to 16 EiB is 64).
+inline constexpr std::uint64_t kMaxSweepSizes = 10000;
+
 // The sizes visited, ascending. Usage errors (one line naming the flag) for -b > -e, a step that
-// never advances, or a size that is not a multiple of `type_size`.
+// never advances, more than kMaxSweepSizes sizes, or a size that is not a multiple of `type_size`.
 [[nodiscard]] std::vector<std::uint64_t> size_sweep(const SweepSpec& spec, std::size_t type_size);
 
 // When the sweep stops below -e (the next step would pass it), a comment line saying so, e.g.

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <utility>
 
 #include "core/error.h"
 
@@ -72,6 +74,20 @@ JobScript write_slurm_script(const SlurmSite& site, const JobRequest& r) {
                     std::to_string(ranks) + " ranks per node for " + std::to_string(gpus) +
                         " GPUs per node: scalelab runs one rank per GPU; give the same number, or leave it unset");
   }
+  // Written into #SBATCH lines (and the output file's name), which sbatch splits at spaces and a
+  // shell would expand: names of letters, digits and . _ + - only, as Slurm's own names are.
+  for (const auto& [parameter, value] : {std::pair<const char*, const std::string&>{"job_name", r.job_name},
+                                         {"account", r.account}, {"partition", r.partition}}) {
+    const auto bad = std::find_if(value.begin(), value.end(), [](char ch) {
+      return !(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '+' || ch == '-');
+    });
+    if (bad != value.end()) {
+      throw_parameter(ErrorKind::usage, parameter,
+                      "'" + value + "': a Slurm name holds letters, digits and . _ + - only (found '" + std::string(1, *bad) +
+                          "'); choose another");
+    }
+  }
+  if (r.job_name.empty()) throw_parameter(ErrorKind::usage, "job_name", "is empty; give the job a name");
   if (site.account_required && r.account.empty()) {
     throw_parameter(ErrorKind::usage, "account", ": " + site.cluster + " bills every job to a project; give the project (e.g. project_2001234)");
   }

@@ -41,12 +41,14 @@ struct RawSplit {
   IdxImages images;
   std::vector<std::uint8_t> labels;
   std::string images_path;
+  std::string labels_path;
 };
 
 RawSplit load_split(const fs::path& dir, const std::string& prefix, const std::string& dataset, bool default_dir) {
   RawSplit raw;
   raw.images_path = find_file(dir, prefix + "-images-idx3-ubyte", dataset, default_dir);
-  const std::string labels_path = find_file(dir, prefix + "-labels-idx1-ubyte", dataset, default_dir);
+  raw.labels_path = find_file(dir, prefix + "-labels-idx1-ubyte", dataset, default_dir);
+  const std::string& labels_path = raw.labels_path;
   raw.images = read_idx_images(raw.images_path);
   raw.labels = read_idx_labels(labels_path);
   if (raw.images.count != raw.labels.size()) {
@@ -79,6 +81,18 @@ DatasetSplits load_folder(const fs::path& dir, const std::string& dataset, bool 
   const int classes = *std::max_element(train.labels.begin(), train.labels.end()) + 1;
   const int test_max = *std::max_element(test.labels.begin(), test.labels.end());
   if (classes < 2) throw_input(train.images_path + ": the training labels hold a single class");
+  // The classes are 0..max: a class below the largest label with no training sample at all is a
+  // damaged label (one byte of 255 among 0..9 would make a 256-class model).
+  std::vector<std::size_t> per_class(static_cast<std::size_t>(classes), 0);
+  for (const std::uint8_t l : train.labels) ++per_class[l];
+  if (const auto gap = std::find(per_class.begin(), per_class.end(), std::size_t{0}); gap != per_class.end()) {
+    const auto first_empty = static_cast<int>(gap - per_class.begin());
+    const auto item = std::find_if(train.labels.begin(), train.labels.end(), [&](std::uint8_t l) { return l > first_empty; });
+    throw_input(train.labels_path + ": item " + std::to_string(item - train.labels.begin()) + " has label " +
+                std::to_string(*item) + ", but no training sample has label " + std::to_string(first_empty) +
+                ": the classes must run 0.." + std::to_string(classes - 1) + " without gaps; the file looks damaged, "
+                "restore it (apt-get install --reinstall dataset-fashion-mnist for Fashion-MNIST)");
+  }
   if (test_max >= classes) {
     throw_input(test.images_path + ": test label " + std::to_string(test_max) +
                 " is beyond the training labels' classes 0.." + std::to_string(classes - 1));

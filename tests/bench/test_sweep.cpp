@@ -42,6 +42,23 @@ TEST(SizeSweep, RejectsMinAboveMaxAndSizesThatAreNotWholeElements) {
   }
 }
 
+// Counted before any is stored: 4 B steps up to 1 TiB would be 2.7e11 sizes (and the memory).
+TEST(SizeSweep, RefusesMoreSizesThanTheBoundBeforeStoringThem) {
+  EXPECT_EQ(size_sweep({.min_bytes = 4, .max_bytes = 4 * kMaxSweepSizes, .step_factor = 1, .step_bytes = 4}, 4).size(),
+            kMaxSweepSizes);
+  try {
+    (void)size_sweep({.min_bytes = 4, .max_bytes = 4 * kMaxSweepSizes + 4, .step_factor = 1, .step_bytes = 4}, 4);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_EQ(e.parameter(), "step_bytes");
+    EXPECT_NE(std::string(e.what()).find("10001 sizes"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)size_sweep({.min_bytes = 4, .max_bytes = 1ull << 40, .step_factor = 1, .step_bytes = 4}, 4), Error);
+  // A factor reaches any size in at most 64 steps.
+  EXPECT_EQ(size_sweep({.min_bytes = 1, .max_bytes = ~0ull, .step_factor = 2}, 1).size(), 64u);
+}
+
 TEST(CaseShape, AllreduceAndBroadcastCountTheWholeBuffer) {
   for (const auto c : {Collective::allreduce, Collective::broadcast}) {
     const CaseShape s = case_shape(c, 1 << 20, 4, 3);

@@ -136,6 +136,23 @@ TEST(Idx, ImageAndLabelCountsMustAgree) {
   fs::remove_all(d);
 }
 
+// One damaged byte (label 255 among 0..9) would otherwise make a 256-class model.
+TEST(Idx, ALabelFarBeyondTheOthersIsADamagedFile) {
+  const fs::path d = temp_dir("gap");
+  write_set(d, 30, 10, true);
+  auto labels = make_labels(30);
+  labels[17] = 255;
+  write_idx_labels((d / "train-labels-idx1-ubyte.gz").string(), labels, true);
+  DatasetSpec spec;
+  spec.name = d.string();
+  expect_input_error([&] { (void)load_dataset(spec); },
+                     {"train-labels-idx1-ubyte.gz", "item 17 has label 255", "no training sample has label 10", "damaged"});
+  // Classes 0..9 all present: loads, with 10 classes.
+  write_idx_labels((d / "train-labels-idx1-ubyte.gz").string(), make_labels(30), true);
+  EXPECT_EQ(load_dataset(spec).train->classes(), 10);
+  fs::remove_all(d);
+}
+
 TEST(Idx, TrainAndTestDimensionsMustAgree) {
   const fs::path d = temp_dir("dims");
   write_set(d, 10, 10, false);
