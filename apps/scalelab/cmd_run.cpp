@@ -65,11 +65,14 @@ std::optional<RunArgs> parse_run(const Args& args) {
     }
     if (s == "-n") warn_deprecated(args.name, "-n", "-np");  // -n is bench's --iters
     if (s == "-np" || s == "-n" || s == "--np") {
+      // Given twice, one would win silently, as every other command refuses to let happen.
+      if (!np_text.empty()) usage_error(args, s + " given twice (" + np_text + " before); give the number of ranks once");
       np_text = value(s);
       const auto v = parse_int(np_text, "-np");
       if (v < 1) usage_error(args, "-np " + std::to_string(v) + ": give a number of ranks >= 1");
       r.np = static_cast<int>(std::min<std::int64_t>(v, limits::kMaxRanksAcrossHosts + 1));
     } else if (s == "-H" || s == "--host") {
+      if (!r.hosts.empty()) usage_error(args, s + " given twice; give every host in one list (-H a:2,b:2)");
       r.hosts = value(s);
     } else if (s == "--dry-run") {
       r.dry_run = true;

@@ -96,6 +96,11 @@ std::vector<int> parse_counts(const std::string& text) {
 // 1, 2, 4, ... up to every GPU of `nodes` nodes of the machine.
 std::vector<int> counts_for_nodes(const std::string& machine, int nodes) {
   const topo::Machine m = topo::resolve_machine(machine);
+  if (nodes > m.nodes) {
+    throw_parameter(ErrorKind::usage, "nodes",
+                    std::to_string(nodes) + ": " + m.name + " has " + std::to_string(m.nodes) + " node(s); give 1 to " +
+                        std::to_string(m.nodes));
+  }
   const int total = nodes * m.gpus_per_node();
   std::vector<int> counts;
   for (int c = 1; c < total; c *= 2) counts.push_back(c);

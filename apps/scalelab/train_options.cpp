@@ -215,6 +215,19 @@ TrainOptions read_train_options(const po::variables_map& vm) {
 
   c.validate();
   s.validate();
+  // A flag the schedule given never reads is a misunderstanding, not a no-op.
+  auto given = [&](const char* name) { return declared(vm, name) && !vm[name].defaulted(); };
+  for (const char* step_only : {"lr-steps", "lr-gamma"}) {
+    if (s.decay != optim::DecayKind::step && given(step_only)) {
+      throw_usage(std::string("--") + step_only + " applies to --lr-schedule step; give --lr-schedule step, or leave it out");
+    }
+  }
+  if (s.decay != optim::DecayKind::polynomial && given("lr-power")) {
+    throw_usage("--lr-power applies to --lr-schedule polynomial; give --lr-schedule polynomial, or leave it out");
+  }
+  if (given("warmup") && s.warmup == optim::WarmupKind::none && s.warmup_epochs > 0) {
+    throw_usage(fmt::format("--warmup none with --warmup-epochs {}: give one or the other", s.warmup_epochs));
+  }
   return t;
 }
 

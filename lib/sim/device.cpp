@@ -226,7 +226,7 @@ DeviceSpec resolve_device(const std::string& name) {
                   name + ": not a catalog device or a file; use one of " + catalog_list() + ", or a path to a device file (docs/simulator.md)");
 }
 
-DeviceSpec device_for_model(const std::string& gpu_model) {
+DeviceSpec device_for_model(const std::string& gpu_model, const std::string& where) {
   // Machine files and nvidia-smi name GPUs in their own ways ("Tesla V100-SXM2-32GB",
   // "NVIDIA H100 80GB HBM3"); most become a catalog name once lower-cased, the vendor's prefix
   // dropped and spaces made dashes; the rest are listed here.
@@ -239,9 +239,12 @@ DeviceSpec device_for_model(const std::string& gpu_model) {
   }
   const auto names = device_names();
   if (std::find(names.begin(), names.end(), key) != names.end()) return resolve_device(key);
-  throw_parameter(ErrorKind::input, "gpu_model",
-                  "'" + gpu_model + "': no catalog device for this GPU model; the catalog has " + catalog_list() +
-                      " (add a device file to data/devices, docs/simulator.md)");
+  const std::string problem = "no catalog device for this GPU model; the catalog has " + catalog_list() +
+                              " (add a device file to data/devices, docs/simulator.md)";
+  if (!where.empty()) {
+    throw_parameter(ErrorKind::input, "machine", where + ": model '" + gpu_model + "': " + problem);
+  }
+  throw_parameter(ErrorKind::input, "gpu_model", "'" + gpu_model + "': " + problem);
 }
 
 }  // namespace scalelab::sim

@@ -64,8 +64,10 @@ struct DeviceSpec {
 // A catalog name or a device file; unknown names and malformed files are input errors naming them.
 [[nodiscard]] DeviceSpec resolve_device(const std::string& name_or_path);
 // The catalog device that a machine file's GPU model string names ("Tesla V100-SXM2-32GB" ->
-// v100-sxm2-32gb), or an input error naming the model and the catalog's devices.
-[[nodiscard]] DeviceSpec device_for_model(const std::string& gpu_model);
+// v100-sxm2-32gb), or an input error naming the model and the catalog's devices; `where` (the
+// machine and the GPU: "pcie.json, GPU gpu0"), when given, opens the error, which then names
+// --machine.
+[[nodiscard]] DeviceSpec device_for_model(const std::string& gpu_model, const std::string& where = "");
 [[nodiscard]] DeviceSpec device_from_json(const nlohmann::json& j, const std::string& where);
 
 }  // namespace scalelab::sim

@@ -119,7 +119,8 @@ ScalingResult simulate_scaling(const ScalingRequest& q) {
   if (gpus.empty()) {
     throw_parameter(ErrorKind::input, "machine", m.name + ": has no GPUs to simulate; use a GPU machine or 'this'");
   }
-  res.device = device_for_model(m.devices[static_cast<std::size_t>(gpus.front())].model);
+  const topo::Device& gpu = m.devices[static_cast<std::size_t>(gpus.front())];
+  res.device = device_for_model(gpu.model, m.origin + ", GPU " + gpu.id);
   res.machine = m.title;
   const double decode = q.decode_per_core_per_s >= 0 ? q.decode_per_core_per_s : default_decode_rate(res.workload);
   res.options.input = {decode, host_cores_per_gpu(m, m.gpus_per_node()), host_link_GBps(m, gpus.front())};

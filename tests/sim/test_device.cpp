@@ -191,6 +191,14 @@ void expect_one_line_input_error(const std::function<void()>& f, const std::vect
 TEST(DeviceForModel, AnUnknownModelIsAnInputErrorListingTheCatalog) {
   expect_one_line_input_error([] { (void)device_for_model("GeForce GTX 1080"); },
                               {"GeForce GTX 1080", "v100-sxm2-16gb", "data/devices"});
+  // From a machine file: the file and the GPU open the line, which names --machine.
+  try {
+    (void)device_for_model("H100", "box.json, GPU gpu0");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.parameter(), "machine");
+    EXPECT_NE(std::string(e.what()).find("box.json, GPU gpu0: model 'H100'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(DeviceFile, UnknownNamesAndMissingFilesAreOneLineInputErrors) {
