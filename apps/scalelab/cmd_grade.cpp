@@ -135,7 +135,7 @@ int cmd_grade(const Args& args) {
   if (batch && vm->count("submission")) usage_error(args, "give either SUBMISSION_DIR or --batch DIR, not both");
   if (!batch && !package && !vm->count("submission")) usage_error(args, "give the submission's folder, e.g. scalelab grade labs/assessment/solution");
   const std::string out = batch && (*vm)["out"].defaulted() ? "scores.csv" : (*vm)["out"].as<std::string>();
-  check_output_files(*vm, {"out"});
+  check_output_files(*vm, {"out", "package"});
 
   grade::GradeOptions o;
   if (!batch && !package) o.submission = (*vm)["submission"].as<std::string>();

@@ -67,6 +67,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"optimizer", "--optimizer"},
     {"out", "--out"},
     {"output", "--output"},
+    {"package", "--package"},
     {"partition", "--partition"},
     {"poly_power", "--lr-power"},
     {"precision", "--precision"},

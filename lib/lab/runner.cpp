@@ -75,8 +75,10 @@ nlohmann::json StepContext::run(const std::vector<std::string>& args, const std:
   record_["commands"].push_back(entry);
   mark_contended(std::string("'").append(line, 2).append("'"), result);
   if (code != 0) {
-    throw_runtime("step " + std::to_string(number_) + ": '" + line.substr(2) + "' exited with code " +
-                  std::to_string(code) + "; its output above says why");
+    // The lab exits as the command did: 2 for input the command refused (a missing or damaged
+    // data set), 1 for a failure. The caller names the lab and the step.
+    throw Error(code == 2 ? ErrorKind::input : ErrorKind::runtime,
+                "'" + line.substr(2) + "' exited with code " + std::to_string(code) + "; its output above says why");
   }
   return result;
 }

@@ -289,7 +289,18 @@ case $CASE in
     touch afile
     expect_error 2 "^error: lab1: --out afile: is a file, not a folder" -- "$LAB1" --out afile
     expect_error 2 "^error: lab1: --json /proc/x.json: cannot create files in /proc" -- "$LAB1" --json /proc/x.json --out lab
-    expect_error 2 "^error: lab1: unexpected argument 'extra'" -- "$LAB1" extra ;;
+    expect_error 2 "^error: lab1: unexpected argument 'extra'" -- "$LAB1" extra
+    # A step's command that refuses its input (a truncated data set): the lab exits 2 as it did,
+    # naming the step once.
+    "$FIXTURE" cut 64 16 || fail "fixture"
+    gzip -dc cut/train-images-idx3-ubyte.gz | head -c 5000 > cut/train-images-idx3-ubyte && rm cut/train-images-idx3-ubyte.gz
+    "$LAB1" --dataset cut --step 1 --quick --out lab > out.txt 2> err.txt
+    rc=$?
+    cat err.txt
+    [ "$rc" = 2 ] || fail "lab1 on a truncated data set exited $rc, expected 2"
+    grep -q "^error: lab1 step 1: 'scalelab train .*' exited with code 2" err.txt || fail "the lab's line"
+    grep -q "step 1: step 1" err.txt && fail "the step named twice"
+    true ;;
   train_contended)
     busy_loops
     # 150 steps: several seconds measured (a load verdict needs 1 s), however fast the engine gets.
