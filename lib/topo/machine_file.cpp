@@ -1,9 +1,11 @@
 // Machine-file parser and checks (see machine_file.h and docs/machine-format.md).
 #include "topo/machine_file.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <queue>
 #include <set>
@@ -43,6 +45,18 @@ struct Ctx {
     throw_input(origin + ": " + entry + ": " + problem);
   }
 };
+
+// Every key of an object is one the format defines for it (docs/machine-format.md): a misspelt
+// figure ("fp32_tflpos") would otherwise leave the figure unset without a word.
+void check_keys(const Ctx& c, const json& j, const std::string& entry, std::initializer_list<const char*> known) {
+  if (!j.is_object()) return;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (std::any_of(known.begin(), known.end(), [&](const char* k) { return it.key() == k; })) continue;
+    std::string list;
+    for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
+    c.fail(entry, "unknown key " + json(it.key()).dump() + "; the keys here are " + list);
+  }
+}
 
 std::string get_string(const Ctx& c, const json& j, const std::string& entry, const char* key, bool required) {
   if (!j.contains(key)) {
@@ -143,6 +157,9 @@ Device parse_device(const Ctx& c, const json& j, const std::string& entry, bool&
     if (d.kind != DeviceKind::gpu) c.fail(e, "\"p2p\" is for GPUs; remove it");
     d.p2p = parse_peer_access(c, j["p2p"], e);
   }
+  check_keys(c, j, e,
+             {"id", "kind", "model", "arch", "generation", "cores", "fp32_tflops", "fp16_tflops", "mem_bw_GBps", "memory_GiB",
+              "p2p"});
   return d;
 }
 
@@ -215,6 +232,7 @@ void parse_pair_access(const Ctx& c, const json& list, Machine& m) {
     }
     const std::string a = j["between"][0].get<std::string>(), b = j["between"][1].get<std::string>();
     entry += " (" + a + "-" + b + ")";
+    check_keys(c, j, entry, {"between", "p2p"});
     int v[2] = {m.find_vertex(a), m.find_vertex(b)};
     for (int k = 0; k < 2; ++k) {
       const std::string& id = k == 0 ? a : b;
@@ -271,6 +289,8 @@ Machine parse_machine(const json& doc, const std::string& origin) {
     c.fail("top level", "\"format\" is " + (doc.contains("format") ? "'" + format + "'" : std::string("missing")) +
                             "; a machine file starts with \"format\": \"" + kFormat + "\" (docs/machine-format.md)");
   }
+  check_keys(c, doc, "top level",
+             {"format", "name", "title", "sources", "nodes", "devices", "switches", "links", "peer_access", "network", "slurm"});
   Machine m;
   m.origin = origin;
   m.name = get_string(c, doc, "top level", "name", true);
@@ -305,6 +325,7 @@ Machine parse_machine(const json& doc, const std::string& origin) {
       if (!j.is_object()) c.fail(entry, "must be an object");
       Switch s;
       s.id = get_id(c, j, entry);
+      check_keys(c, j, entry + " (" + s.id + ")", {"id", "kind"});
       const std::string kind = get_string(c, j, entry, "kind", true);
       if (kind == "pcie") s.kind = SwitchKind::pcie;
       else if (kind == "nvswitch") s.kind = SwitchKind::nvswitch;
@@ -326,6 +347,7 @@ Machine parse_machine(const json& doc, const std::string& origin) {
     }
     const std::string a = j["between"][0], b = j["between"][1];
     entry += " (" + a + "-" + b + ")";
+    check_keys(c, j, entry, {"between", "type", "gen", "count", "width", "bw_GBps", "host_bridge"});
     Link l;
     l.a = find(a);
     l.b = find(b);
@@ -350,6 +372,7 @@ Machine parse_machine(const json& doc, const std::string& origin) {
   if (doc.contains("peer_access")) parse_pair_access(c, doc["peer_access"], m);
   if (doc.contains("network")) {
     const json& j = doc["network"];
+    check_keys(c, j, "network", {"type", "gen", "count", "width", "bw_GBps", "topology", "efficiency"});
     Network n;
     n.port = parse_spec(c, j, "network");
     if (!is_network(n.port.type)) c.fail("network", "type must be infiniband or ethernet");

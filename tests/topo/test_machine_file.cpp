@@ -277,6 +277,12 @@ TEST(MachineFile, FieldsOutOfRangeAreNamed) {
       {"unknown arch", [](auto& d) { d["devices"][2]["arch"] = "kepler9"; }, {"devices[2] (gpu1)", "unknown \"arch\" 'kepler9'", "use one of pascal, volta"}},
       {"arch as a number", [](auto& d) { d["devices"][2]["arch"] = 3.5; }, {"devices[2] (gpu1)", "\"arch\" must be a string"}},
       {"arch on a CPU", [](auto& d) { d["devices"][0]["arch"] = "volta"; }, {"devices[0] (cpu0)", "\"arch\" is for GPUs"}},
+      {"kind as a number", [](auto& d) { d["devices"][2]["kind"] = 16; }, {"devices[2] (gpu1)", "unknown device kind '16'"}},
+      // A misspelt key would leave its figure unset without a word.
+      {"misspelt device key", [](auto& d) { d["devices"][1]["fp32_tflpos"] = 14; }, {"devices[1] (gpu0)", "unknown key \"fp32_tflpos\"", "fp32_tflops"}},
+      {"misspelt top-level key", [](auto& d) { d["link"] = nlohmann::json::array(); }, {"top level", "unknown key \"link\"", "links"}},
+      {"unknown link key", [](auto& d) { d["links"][3]["lanes"] = 4; }, {"links[3] (gpu0-gpu1)", "unknown key \"lanes\"", "width"}},
+      {"unknown switch key", [](auto& d) { d["switches"][0]["ports"] = 4; }, {"switches[0] (sw0)", "unknown key \"ports\""}},
   };
   for (const Case& k : cases) {
     auto doc = small_machine();
