@@ -19,8 +19,9 @@ namespace {
 constexpr double kJpegDecodePerCorePerS = 80.0;
 
 std::string gib(double bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  char buf[48];
+  const double g = bytes / (1024.0 * 1024.0 * 1024.0);
+  std::snprintf(buf, sizeof buf, g < 1e6 ? "%.1f GiB" : "%.3g GiB", g);
   return buf;
 }
 

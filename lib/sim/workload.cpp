@@ -38,6 +38,9 @@ std::string kinds_list() {
   return out;
 }
 
+// The largest figure a workload file may give per sample (FLOPs, elements, bytes).
+constexpr double kMaxPerSample = 1e18;
+
 // Names the file and the field in every message: "<where>: <field>: <problem>; <fix>".
 struct Reader {
   std::string where;
@@ -62,6 +65,9 @@ struct Reader {
     const double x = v.get<double>();
     if (!std::isfinite(x)) fail(field, "is not finite; give " + std::string(what));
     if (x < 0) fail(field, v.dump() + " is negative; give " + what + " (0 or more)");
+    // Per sample, 1e18 is beyond any network trained (GPT-3's forward pass of a 2048-token
+    // sequence is about 7e14 FLOPs): a larger figure is a typo or a unit mixed up.
+    if (x > kMaxPerSample) fail(field, v.dump() + " is too large (over 1e18 per sample); give " + what);
     return x;
   }
 

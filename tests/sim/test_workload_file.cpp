@@ -111,6 +111,19 @@ TEST(WorkloadFile, NegativeAndFractionalNumbersAreRefused) {
   expect_message(j, {"input_shape[1]", "positive dimension"});
 }
 
+// 1e300 FLOPs per sample once gave a 300-digit step time and 0 images/s: a typo or a unit mixed up.
+TEST(WorkloadFile, FiguresBeyondAnyNetworkAreRefused) {
+  json j = valid();
+  j["layers"][0]["forward_flops"] = 1e300;
+  expect_message(j, {"layers[0] (conv1).forward_flops", "too large", "1e18"});
+  j = valid();
+  j["layers"][1]["out_elems"] = 1e19;
+  expect_message(j, {"layers[1] (bn1).out_elems", "too large"});
+  j = valid();
+  j["layers"][0]["forward_flops"] = 7e14;  // GPT-3's forward pass of a 2048-token sequence
+  EXPECT_NO_THROW((void)workload_from_json(j, "ok.json"));
+}
+
 TEST(WorkloadFile, WrongFormatUnitOrFieldIsNamed) {
   json j = valid();
   j["format"] = "scalelab-machine/1";
