@@ -335,6 +335,7 @@ int cmd_simulate(const Args& args) {
   const auto parsed = parse_simulate(args);
   if (!parsed) return 0;
   const sim::ScalingResult r = sim::simulate_scaling(parsed->request);
+  for (const std::string& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   print_table(r, parsed->request);
   print_decode_source(*parsed);
   if (!parsed->json.empty()) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include "core/error.h"
 #include "model/profile.h"
@@ -122,6 +123,24 @@ ScalingResult simulate_scaling(const ScalingRequest& q) {
   }
   const topo::Device& gpu = m.devices[static_cast<std::size_t>(gpus.front())];
   res.device = device_for_model(gpu.model, m.origin + ", GPU " + gpu.id);
+  // A file's own figures are the topology's; the simulator prices the catalog device its model
+  // names. Where a user's file disagrees with it by more than 1%, say which it used. (Catalog
+  // machines state their sources' figures, e.g. lumi-g the MI250X's FP32 vector rate where the
+  // device prices its matrix rate.)
+  const bool user_file = m.origin.rfind("catalog:", 0) != 0;
+  for (const auto& [field, file_value, used] :
+       {std::tuple{"fp32_tflops", gpu.fp32_tflops, res.device.fp32_tflops},
+        std::tuple{"mem_bw_GBps", gpu.mem_bw_GBps, res.device.mem_bw_GBps},
+        std::tuple{"memory_GiB", gpu.memory_GiB, res.device.memory_GiB}}) {
+    if (user_file && file_value > 0 && used > 0 && std::abs(file_value - used) > 0.01 * used) {
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "%s: GPU %s gives %s %g, but the simulator prices the catalog device %s (%g) that its model "
+                    "'%s' names; add a device file for other figures (docs/simulator.md)",
+                    m.origin.c_str(), gpu.id.c_str(), field, file_value, res.device.name.c_str(), used, gpu.model.c_str());
+      res.warnings.emplace_back(line);
+    }
+  }
   res.machine = m.title;
   const double decode = q.decode_per_core_per_s >= 0 ? q.decode_per_core_per_s : default_decode_rate(res.workload);
   res.options.input = {decode, host_cores_per_gpu(m, m.gpus_per_node()), host_link_GBps(m, gpus.front())};

@@ -41,6 +41,9 @@ struct ScalingResult {
   std::string collectives;    // how allreduce is priced there (the cost model's words)
   StepOptions options;        // as used (overlap, input pipeline filled in)
   std::vector<ScalingRow> rows;
+  // What the caller should say on stderr: a machine file's GPU figures that differ from the catalog
+  // device the simulator prices (it reads the model name, not those figures).
+  std::vector<std::string> warnings;
 };
 
 [[nodiscard]] ScalingResult simulate_scaling(const ScalingRequest& q);
