@@ -56,7 +56,13 @@ void warn_deprecated(const std::string& command, const std::string& old_flag, co
 void check_output_files(const po::variables_map& vm, std::initializer_list<const char*> options) {
   if (read_launch_env().rank != 0) return;
   for (const char* option : options) {
-    if (vm.count(option) != 0) check_output_file(option, vm[option].as<std::string>());
+    if (vm.count(option) == 0) continue;
+    const std::string& path = vm[option].as<std::string>();
+    // --json '' given on purpose would write nothing without a word (an empty default means "none").
+    if (path.empty() && !vm[option].defaulted()) {
+      throw_usage(std::string("--") + option + " '': give a file name, or leave --" + option + " out");
+    }
+    check_output_file(option, path);
   }
 }
 

@@ -83,6 +83,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"seed", "--seed"},
     {"shared_buffers", "-R/--register"},
     {"sizes", "-b/-e/-f"},
+    {"source_dataset", "--from"},
     {"stall_timeout_s", "--stall-timeout"},
     {"step_bytes", "-i/--stepbytes"},
     {"step_epochs", "--lr-steps"},
