@@ -310,6 +310,12 @@ void require_same_options(comm::Communicator& comm, const BenchOptions& o) {
                                 {"algorithm", o.algorithm},
                             },
                             ErrorKind::usage);
+  // The same options on every rank: a root beyond the ranks is found by each alike, here, where
+  // the caller can let one rank say it (cmd_bench), before any output.
+  if (has_root(o.collective) && (o.root < 0 || o.root >= comm.size())) {
+    throw_parameter(ErrorKind::usage, "root",
+                    std::to_string(o.root) + ": no such rank; give 0.." + std::to_string(comm.size() - 1));
+  }
 }
 
 BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const RowCallback& on_row,
@@ -322,10 +328,6 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
     if (n > limits::kMaxBenchIters) {
       throw_parameter(ErrorKind::usage, parameter, std::to_string(n) + ": at most " + std::to_string(limits::kMaxBenchIters) + " per size");
     }
-  }
-  if (has_root(o.collective) && (o.root < 0 || o.root >= comm.size())) {
-    throw_parameter(ErrorKind::usage, "root",
-                    std::to_string(o.root) + ": no such rank; give 0.." + std::to_string(comm.size() - 1));
   }
   // Every size must suit every type before anything runs.
   std::vector<std::vector<std::uint64_t>> sizes;

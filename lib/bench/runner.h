@@ -35,7 +35,8 @@ using RowCallback = std::function<void(const Row&)>;
                                         std::optional<SharedArena>* arena_slot = nullptr);
 
 // Throws a usage error when ranks were launched with different options (sizes, type, op,
-// algorithm, iterations ...), naming the option and the ranks; collective.
+// algorithm, iterations ...), naming the option and the ranks, or when the (agreed) root is not
+// a rank; collective.
 void require_same_options(comm::Communicator& comm, const BenchOptions& options);
 
 }  // namespace scalelab::bench
