@@ -92,6 +92,11 @@ int cmd_pipeline(const Args& args) {
     usage_error(args, "--images " + images_text + ": give 1 to " + std::to_string(kMaxImages) + " images per configuration");
   }
   const auto images = static_cast<std::size_t>(images_asked);
+  const int batch = (*vm)["batch-size"].as<int>();
+  if (static_cast<std::size_t>(batch) > images) {
+    usage_error(args, "--batch-size " + std::to_string(batch) + ": more than the " + images_text +
+                          " images of a configuration (--images); give at most that, or more images");
+  }
 
   const sim::Workload network = sim::resolve_workload((*vm)["workload"].as<std::string>());  // a bad name fails before the work
   const data::JpegDataset set(dataset.substr(5));

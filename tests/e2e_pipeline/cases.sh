@@ -159,7 +159,7 @@ PY
     grep -q "^resnet50's gradients: 102.2 MB of float32 per step; a GPU training at the pipeline's pace" p.txt || fail "no gradient line"
     [ "$(json p.json 'd["gradients"]["workload"], round(d["gradients"]["MB_per_step"], 1)')" = "resnet50 102.2" ] || fail "p.json gradients"
     expect_error 2 "^error: --workload 'nosuch': not a catalog workload" -- \
-      "$SCALELAB" pipeline --dataset jpeg:set --workers 1 --images 8 --workload nosuch
+      "$SCALELAB" pipeline --dataset jpeg:set --workers 1 --images 8 --batch-size 8 --workload nosuch
     [ "$(json p.json 'len(d["per_core_images_per_s"]), all(r["predicted_images_per_s"] > 0 for r in d["rows"])')" = "4 True" ] \
       || fail "p.json lacks the per-core rates or the predictions"
     "$SCALELAB" simulate --workload resnet50 --machine dgx1 --gpus 4 --batch-size 64 --decode-rate p.json --json s.json | tee s.txt \
