@@ -109,6 +109,22 @@ std::optional<Parsed> parse_converge(const Args& args) {
   check_output_files(*vm, {"json"});  // before the training, not after it
   if (!p.charts.empty() && read_launch_env().rank == 0) prepare_output_folder("charts", p.charts);
   p.from = list_items((*vm)["from"].as<std::string>());
+  if (!(*vm)["from"].defaulted() && p.from.empty()) usage_error(args, "--from '': give the converge records to redraw");
+  if (!p.from.empty()) {
+    // Redrawing reads the records as they are: an option that shapes a run would be ignored.
+    for (const auto& [name, value] : *vm) {
+      if (value.defaulted() || name == "from" || name == "charts" || name == "target-accuracy" || name == "json") continue;
+      usage_error(args, "--" + name + " shapes a new run, which --from does not make (it redraws the records); leave it out");
+    }
+    for (std::size_t i = 0; i < p.from.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (p.from[i] == p.from[j]) usage_error(args, "--from names " + p.from[i] + " twice; give each record once");
+      }
+    }
+  }
+  if (!(*vm)["configs"].defaulted() && list_items((*vm)["configs"].as<std::string>()).empty()) {
+    usage_error(args, "--configs '" + (*vm)["configs"].as<std::string>() + "': give configuration names, or leave --configs out for all");
+  }
   ConvergeSettings& s = p.settings;
   s.target_accuracy = (*vm)["target-accuracy"].as<double>();
   if (!p.from.empty()) return p;  // redrawing: the training options are not used

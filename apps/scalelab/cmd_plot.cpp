@@ -40,7 +40,20 @@ int cmd_plot(const Args& args) {
   for (const auto& path : (*vm)["files"].as<std::vector<std::string>>()) inputs.push_back({path, read_json_file(path)});
 
   report::Chart chart = chart_of_records(inputs);
+  std::string files_named;
+  for (const auto& in : inputs) files_named += (files_named.empty() ? "" : ", ") + in.path;
+  if (report::drawable_points(chart) == 0) {
+    throw_input(files_named + ": no results to plot (the record" + (inputs.size() > 1 ? "s hold" : " holds") +
+                " no rows); give records of runs that finished");
+  }
+  if (chart.series.size() > report::kMaxChartSeries) {
+    throw_input(files_named + ": " + std::to_string(chart.series.size()) + " series, more than " +
+                std::to_string(report::kMaxChartSeries) + " in one chart; plot fewer records at a time");
+  }
   if (!(*vm)["title"].as<std::string>().empty()) chart.title = (*vm)["title"].as<std::string>();
+  if ((*vm)["output"].as<std::string>().empty() && !(*vm)["output"].defaulted()) {
+    usage_error(args, "--output '': give a path without extension, or leave --output out");
+  }
   std::string base = (*vm)["output"].as<std::string>();
   if (base.empty()) {
     base = inputs.front().path;

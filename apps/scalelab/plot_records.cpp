@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "core/error.h"
+#include "core/json_text.h"
 
 namespace scalelab::cli {
 namespace {
@@ -262,6 +263,9 @@ report::Chart chart_of_records(const std::vector<PlotInput>& inputs) {
     if (found == nullptr) {
       std::string kinds;
       for (const auto& p : kPlotters) kinds += (kinds.empty() ? "" : ", ") + std::string(p.schema);
+      if (schema.empty()) {
+        throw_input(in.path + ": not a scalelab record (no \"schema\" field); give records written by --json, of kind " + kinds);
+      }
       throw_input(in.path + ": schema '" + schema + "' cannot be plotted; give records of kind " + kinds);
     }
     const json version = in.doc.value("schema_version", json(0));
@@ -282,7 +286,7 @@ report::Chart chart_of_records(const std::vector<PlotInput>& inputs) {
     std::string files;
     for (const auto& in : inputs) files += (files.empty() ? "" : ", ") + in.path;
     throw_input((inputs.size() == 1 ? files : "one of " + files) + ": a record lacks a field the chart needs (" +
-                std::string(e.what()) + "); was it written by scalelab --json?");
+                plain_json_error(e) + "); was it written by scalelab --json?");
   }
 }
 

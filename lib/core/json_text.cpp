@@ -19,11 +19,20 @@ nlohmann::json parse_limited(Input&& input) {
   try {
     return nlohmann::json::parse(std::forward<Input>(input), limit);
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number beyond double
-    throw JsonTextError(e.what());
+    throw JsonTextError(plain_json_error(e));
   }
 }
 
 }  // namespace
+
+std::string plain_json_error(const std::exception& e) {
+  const std::string what = e.what();
+  if (what.rfind("[json.exception.", 0) == 0) {
+    const auto end = what.find("] ");
+    if (end != std::string::npos) return what.substr(end + 2);
+  }
+  return what;
+}
 
 nlohmann::json parse_json_text(std::string_view text) { return parse_limited(text); }
 nlohmann::json parse_json_text(std::istream& in) { return parse_limited(in); }

@@ -8,6 +8,7 @@
 #pragma once
 #include <istream>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,10 @@ class JsonTextError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// A JSON library error's message for a person: without the library's "[json.exception.type_error.302] "
+// tag ("type must be number, but is string").
+[[nodiscard]] std::string plain_json_error(const std::exception& e);
 
 [[nodiscard]] nlohmann::json parse_json_text(std::string_view text);
 [[nodiscard]] nlohmann::json parse_json_text(std::istream& in);

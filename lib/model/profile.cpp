@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/file_check.h"
+#include "core/json_text.h"
 #include "core/results.h"
 
 namespace scalelab::model {
@@ -276,7 +277,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     p.compute_shared = compute_from(j, origin, "compute_shared");
     return p;
   } catch (const nlohmann::json::exception& e) {
-    throw_input(origin + ": not a scalelab calibration profile (" + std::string(e.what()) + "); run 'scalelab calibrate' again");
+    throw_input(origin + ": not a scalelab calibration profile (" + plain_json_error(e) + "); run 'scalelab calibrate' again");
   }
 }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/output_path.h"
 #include "core/error.h"
 #include "core/process.h"
 
@@ -157,6 +158,33 @@ std::vector<double> byte_tics(double lo, double hi, std::size_t max_tics) {
   return tics.empty() ? std::vector<double>{std::ldexp(1.0, e_lo)} : tics;
 }
 
+// An axis whose points all share one value (one epoch, one rank count, one size) gets a range
+// around it: gnuplot would otherwise widen it itself and print "Warning: empty x range" on
+// stderr, among the command's own output.
+void write_single_value_ranges(std::ostream& gp, const Chart& chart) {
+  double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY, y_hi = -INFINITY;
+  for (const Series& s : chart.series) {
+    for (const auto& [x, y] : s.points) {
+      if (!std::isfinite(x) || !std::isfinite(y) || (chart.log_x && x <= 0) || (chart.log_y && y <= 0)) continue;
+      x_lo = std::min(x_lo, x), x_hi = std::max(x_hi, x), y_lo = std::min(y_lo, y), y_hi = std::max(y_hi, y);
+    }
+  }
+  const auto around = [](double v, bool log) {
+    if (log) return std::pair{v / 2, v * 2};
+    const double d = v == 0 ? 1.0 : std::abs(v) * 0.1;
+    return std::pair{v - d, v + d};
+  };
+  if (x_lo == x_hi) {
+    const auto [lo, hi] = around(x_lo, chart.log_x);
+    gp << "set xrange [" << number(lo) << ":" << number(hi) << "]\n";
+  }
+  if (y_lo == y_hi) {
+    auto [lo, hi] = around(y_lo, chart.log_y);
+    if (chart.y_from_zero) lo = 0, hi = std::max(hi, 1e-9);
+    gp << "set yrange [" << number(lo) << ":" << number(hi) << "]\n";
+  }
+}
+
 std::string gnuplot_script(const Chart& chart, const std::string& dat_name, const std::string& stem) {
   std::ostringstream gp;
   gp << "# Drawn by scalelab from " << dat_name << "; edit and run `gnuplot " << stem << ".gp` in this folder.\n"
@@ -171,6 +199,7 @@ std::string gnuplot_script(const Chart& chart, const std::string& dat_name, cons
   if (!chart.x_format.empty()) gp << "set format x " << quoted(chart.x_format) << "\n";
   if (!chart.y_format.empty()) gp << "set format y " << quoted(chart.y_format) << "\n";
   write_x_tics(gp, chart);
+  write_single_value_ranges(gp, chart);
   gp << "set style data linespoints\n";
   for (std::size_t i = 0; i < chart.series.size(); ++i) {
     const Series& s = chart.series[i];
@@ -199,7 +228,25 @@ std::string gnuplot_script(const Chart& chart, const std::string& dat_name, cons
   return gp.str();
 }
 
+std::size_t drawable_points(const Chart& chart) {
+  std::size_t n = 0;
+  for (const Series& s : chart.series) {
+    for (const auto& [x, y] : s.points) {
+      if (std::isfinite(x) && std::isfinite(y) && (!chart.log_x || x > 0) && (!chart.log_y || y > 0)) ++n;
+    }
+  }
+  return n;
+}
+
 ChartFiles write_chart(const Chart& chart, const std::string& base) {
+  if (drawable_points(chart) == 0) {
+    throw_input("chart " + base + ": nothing to draw (no finite point" + std::string(chart.log_x || chart.log_y ? ", positive on its log axis" : "") +
+                "); give records that hold results");
+  }
+  if (chart.series.size() > kMaxChartSeries) {
+    throw_input("chart " + base + ": " + std::to_string(chart.series.size()) + " series, more than " +
+                std::to_string(kMaxChartSeries) + " in one chart; draw fewer records at a time");
+  }
   const fs::path base_path(base);
   const fs::path dir = base_path.has_parent_path() ? base_path.parent_path() : fs::path(".");
   const std::string stem = base_path.filename().string();
@@ -207,6 +254,8 @@ ChartFiles write_chart(const Chart& chart, const std::string& base) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   ChartFiles files{base + ".dat", base + ".gp", base + ".svg", base + ".png"};
+  // Each of the four can be written (a folder named BASE.svg would otherwise fail inside gnuplot).
+  for (const std::string* f : {&files.dat, &files.gp, &files.svg, &files.png}) check_output_file("output", *f);
   write_text(files.dat, data_text(chart));
   write_text(files.gp, gnuplot_script(chart, stem + ".dat", stem));
   const std::string gnuplot = find_in_path("gnuplot");

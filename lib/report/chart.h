@@ -75,9 +75,17 @@ struct ChartFiles {
 // A range holding no power of two gives {lo}.
 [[nodiscard]] std::vector<double> byte_tics(double lo, double hi, std::size_t max_tics = 9);
 
+// The most series one chart draws (its legend and palette are for a handful; gnuplot's cairo
+// terminal fails on thousands).
+inline constexpr std::size_t kMaxChartSeries = 64;
+
+// The points gnuplot can draw: finite, and positive on a log axis.
+[[nodiscard]] std::size_t drawable_points(const Chart& chart);
+
 // Writes BASE.dat and BASE.gp, then draws BASE.svg and BASE.png with gnuplot. Errors (one line):
-// a missing gnuplot names the Debian package and says the .dat and .gp were written; a failing
-// gnuplot names the script.
+// nothing to draw, or more than kMaxChartSeries series (input errors, before any file is
+// written); a missing gnuplot names the Debian package and says the .dat and .gp were written; a
+// failing gnuplot names the script.
 ChartFiles write_chart(const Chart& chart, const std::string& base);
 
 // The gnuplot script write_chart writes, for a data file named `dat_name` (no folder) and

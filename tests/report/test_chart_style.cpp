@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "report/chart.h"
 
 namespace scalelab::report {
@@ -119,6 +120,34 @@ TEST(ChartStyle, TwoLineTitleDrawsWithGnuplot) {
   std::stringstream dat;
   dat << dat_in.rdbuf();
   EXPECT_NE(dat.str().find("# it's line one\n# line two\n"), std::string::npos) << "both title lines stay comments: " << dat.str();
+  fs::remove_all(dir);
+}
+
+// One epoch, one rank count: an axis of one value gets a range around it, so gnuplot does not
+// print "Warning: empty x range" among the command's output.
+TEST(ChartStyle, AnAxisOfOneValueGetsARangeAroundIt) {
+  Chart c;
+  c.series.push_back({.label = "one", .points = {{1, 15.5}, {1, 15.5}}});
+  const std::string gp = gnuplot_script(c, "o.dat", "o");
+  EXPECT_NE(gp.find("set xrange [0.9:1.1]\n"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set yrange [13.95:17.05]\n"), std::string::npos) << gp;
+  c.series[0].points = {{1, 2}, {2, 3}};
+  EXPECT_EQ(gnuplot_script(c, "o.dat", "o").find("range ["), std::string::npos) << "axes with a spread keep gnuplot's ranges";
+}
+
+// Nothing to draw, or more series than a chart can show: one input error before any file.
+TEST(ChartStyle, AnEmptyChartOrTooManySeriesIsRefusedBeforeAnyFile) {
+  const fs::path dir = fs::temp_directory_path() / ("scalelab_empty_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  Chart empty;
+  empty.log_x = true;
+  empty.series.push_back({.label = "none", .points = {{0, 1}, {-2, 3}}});  // nothing positive on the log axis
+  EXPECT_THROW((void)write_chart(empty, (dir / "e").string()), Error);
+  Chart many;
+  for (std::size_t i = 0; i <= kMaxChartSeries; ++i) many.series.push_back({.label = "s", .points = {{1, 1}}});
+  EXPECT_THROW((void)write_chart(many, (dir / "m").string()), Error);
+  EXPECT_FALSE(fs::exists(dir / "e.dat"));
+  EXPECT_FALSE(fs::exists(dir / "m.dat"));
   fs::remove_all(dir);
 }
 
