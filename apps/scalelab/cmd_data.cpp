@@ -2,7 +2,6 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "core/error.h"
 #include "core/size_parse.h"
 #include "data/jpeg_dataset.h"
 #include "data/load.h"
@@ -45,12 +44,7 @@ int cmd_data(const Args& args) {
   spec.name = (*vm)["from"].as<std::string>();
   if (spec.name == "synthetic") usage_error(args, "--from synthetic: JPEG data sets are made from fashion-mnist or a folder of MNIST-format files");
   if (vm->count("data-dir")) spec.data_dir = (*vm)["data-dir"].as<std::string>();
-  try {
-    data::check_dataset_name(spec.name);
-  } catch (const Error& e) {
-    if (e.parameter() != "dataset") throw;
-    throw Error(e.kind(), "source_dataset", e.detail());
-  }
+  data::check_dataset_name(spec.name);
   data::MakeJpegOptions o;
   o.size = (*vm)["size"].as<int>();
   o.quality = (*vm)["quality"].as<int>();
@@ -64,15 +58,7 @@ int cmd_data(const Args& args) {
   // Check the cheap options before loading the source.
   if (o.size < 1 || o.size > 16384) usage_error(args, "--size " + std::to_string(o.size) + ": give 1..16384 pixels");
   if (o.quality < 1 || o.quality > 100) usage_error(args, "--quality " + std::to_string(o.quality) + ": give 1..100");
-  // The library names the data set "dataset" (train's --dataset); here it is --from.
-  const data::DatasetSplits splits = [&] {
-    try {
-      return data::load_dataset(spec);
-    } catch (const Error& e) {
-      if (e.parameter() != "dataset") throw;
-      throw Error(e.kind(), "source_dataset", e.detail());
-    }
-  }();
+  const data::DatasetSplits splits = data::load_dataset(spec);
   const auto* source = dynamic_cast<const data::InMemoryDataset*>(split == "train" ? splits.train.get() : splits.test.get());
   if (source == nullptr) usage_error(args, "--from " + spec.name + ": not a data set of stored images");
   const std::string out = (*vm)["out"].as<std::string>();

@@ -111,6 +111,7 @@ int cmd_grade(const Args& args) {
       "ranks", po::value<std::string>()->default_value("1,2,3"), "the rank counts graded, comma-separated (1 rank is always run)")(
       "time-limit", po::value<double>()->default_value(40), "wall-time limit of each run, in seconds")(
       "memory-limit", po::value<long>()->default_value(2048), "address-space limit of each process, in MiB (0: none)")(
+      "disk-limit", po::value<long>()->default_value(1024), "the most any file written, and each run's folder in all, may hold, in MiB (0: none)")(
       "target", po::value<double>()->default_value(0.80), "the test accuracy the program must reach")(
       "prefix", po::value<std::string>(), "the installed scalelab to build against (default: the one beside this scalelab)")(
       "keep", "keep the scratch folder (its path is printed)")(
@@ -119,7 +120,7 @@ int cmd_grade(const Args& args) {
   po::positional_options_description pos;
   pos.add("submission", 1);
   const auto vm = parse(args,
-                        "scalelab grade SUBMISSION_DIR [--out results.json] [--ranks 1,2,3] [--time-limit S] [--memory-limit MiB]\n"
+                        "scalelab grade SUBMISSION_DIR [--out results.json] [--ranks 1,2,3] [--time-limit S] [--memory-limit MiB] [--disk-limit MiB]\n"
                         "scalelab grade --batch DIR [--out scores.csv] [...]\n"
                         "scalelab grade --package autograder.zip [--ranks ...] [--time-limit S] [--memory-limit MiB] [--target A]\n\n"
                         "Grades a data-parallel training program written with scalelab's C++ API (labs/assessment): builds its\n"
@@ -156,12 +157,13 @@ int cmd_grade(const Args& args) {
   }
   o.time_limit = (*vm)["time-limit"].as<double>();
   o.memory_limit = (*vm)["memory-limit"].as<long>();
+  o.disk_limit = (*vm)["disk-limit"].as<long>();
   o.target = (*vm)["target"].as<double>();
   if (package) {
     grade::check_options(o, false);
     const std::string zip = (*vm)["package"].as<std::string>();
     grade::write_autograder_zip(zip, {.source_dir = grade::built_source_dir(), .ranks = o.ranks, .time_limit = o.time_limit,
-                                      .memory_limit = o.memory_limit, .target = o.target});
+                                      .memory_limit = o.memory_limit, .disk_limit = o.disk_limit, .target = o.target});
     std::printf("wrote %s: setup.sh, run_autograder, source/ (not tried on Gradescope itself: docs/grading.md)\n", zip.c_str());
     return 0;
   }

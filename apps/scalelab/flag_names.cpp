@@ -83,7 +83,6 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"seed", "--seed"},
     {"shared_buffers", "-R/--register"},
     {"sizes", "-b/-e/-f"},
-    {"source_dataset", "--from"},
     {"stall_timeout_s", "--stall-timeout"},
     {"step_bytes", "-i/--stepbytes"},
     {"step_epochs", "--lr-steps"},
@@ -105,15 +104,18 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
 
 // Commands whose options set a parameter under another flag than the table's: converge sets a
 // step's batch with --micro-batch and its backward passes with --scale (through the emulated
-// workers), and has no --batch-size. grade names its own options.
+// workers), and has no --batch-size; data make-jpeg's source is --from. grade names its own options.
 struct CommandFlag {
   std::string_view command, parameter, flag;
 };
 constexpr CommandFlag kCommandFlags[] = {
     {"converge", "backward_passes_per_step", "--scale"},
     {"converge", "batch_size", "--micro-batch/--base-batch"},
+    // data make-jpeg reads its source data set from --from.
+    {"data", "dataset", "--from"},
     // grade's options (lib/grade/grader.h's GradeOptions).
     {"grade", "batch", "--batch"},
+    {"grade", "disk_limit", "--disk-limit"},
     {"grade", "memory_limit", "--memory-limit"},
     {"grade", "prefix", "--prefix"},
     {"grade", "ranks", "--ranks"},

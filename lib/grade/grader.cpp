@@ -154,6 +154,10 @@ void check_options(const GradeOptions& o, bool with_submission) {
     throw_parameter(ErrorKind::usage, "memory_limit", std::to_string(o.memory_limit) +
                                                           ": MPI ranks need at least 256 MiB of address space; give 256 or more, or 0 for no limit");
   }
+  if (o.disk_limit != 0 && o.disk_limit < 16) {
+    throw_parameter(ErrorKind::usage, "disk_limit", std::to_string(o.disk_limit) +
+                                                        ": a run writes its logs and trace; give 16 MiB or more, or 0 for no limit");
+  }
   if (!(o.target > 0 && o.target <= 1)) throw_parameter(ErrorKind::usage, "target", number(o.target) + ": an accuracy is more than 0 and at most 1");
   if (with_submission) {
     bool any = false;
@@ -237,7 +241,8 @@ GradeReport grade_submission(const GradeOptions& options, const std::function<vo
 
   // Build.
   BuildResult build;
-  Limits build_limits{.wall_s = std::max(300.0, options.time_limit), .memory_mib = 0, .isolate_network = options.isolate_network};
+  Limits build_limits{.wall_s = std::max(300.0, options.time_limit), .memory_mib = 0, .isolate_network = options.isolate_network,
+                      .disk_mib = 0};
   say("grade: building " + options.submission + " against " + prefix);
   {
     const RunOutcome configure = run_limited({"cmake", "-S", scratch.string(), "-B", (scratch / "build").string(),
@@ -259,10 +264,12 @@ GradeReport grade_submission(const GradeOptions& options, const std::function<vo
     if (n != 1) counts.push_back(n);
   }
   std::vector<RankRun> runs;
-  const Limits limits{.wall_s = options.time_limit, .memory_mib = options.memory_limit, .isolate_network = options.isolate_network};
+  const Limits limits{.wall_s = options.time_limit, .memory_mib = options.memory_limit, .isolate_network = options.isolate_network,
+                      .disk_mib = options.disk_limit};
   LimitsInForce in_force;
   in_force.wall_s = options.time_limit;
   in_force.memory_mib = options.memory_limit;
+  in_force.disk_mib = options.disk_limit;
   std::string run_lines;
   if (build.ok) {
     for (int n : counts) {

@@ -26,6 +26,7 @@ struct GradeOptions {
   std::vector<int> ranks{1, 2, 3};       // the rank counts graded (1 rank is always run too)
   double time_limit = 40;                // seconds per run (three runs that hang: 120 s); the build gets max(300, this)
   long memory_limit = 2048;              // MiB of address space per process; 0: none
+  long disk_limit = 1024;                // MiB any file written, and each run's folder in all, may hold; 0: none
   double target = 0.80;                  // the test accuracy to reach
   std::string results_path;              // where results.json goes: watched, so that a program writing it is caught
   std::string mpiexec = "mpirun";        // Open MPI's launcher (found in $PATH when it has no '/')

@@ -58,7 +58,8 @@ root=${AUTOGRADER_ROOT:-/autograder}
 home=${SCALELAB_HOME:-/opt/scalelab}
 mkdir -p "$root/results"
 exec "$home/bin/scalelab" grade "$root/submission" --prefix "$home" --out "$root/results/results.json" \
-  --ranks )sh" << ranks.str() << " --time-limit " << o.time_limit << " --memory-limit " << o.memory_limit << " --target " << o.target
+  --ranks )sh" << ranks.str() << " --time-limit " << o.time_limit << " --memory-limit " << o.memory_limit << " --disk-limit " << o.disk_limit
+    << " --target " << o.target
     << "\n";
   return s.str();
 }

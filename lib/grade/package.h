@@ -17,6 +17,7 @@ struct PackageOptions {
   std::vector<int> ranks{1, 2, 3};
   double time_limit = 40;
   long memory_limit = 2048;
+  long disk_limit = 1024;
   double target = 0.80;
 };
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -128,6 +129,22 @@ void write_all(int fd, const std::string& text) {
   }
 }
 
+// Bytes of the regular files under `dir` (symbolic links not followed; what cannot be read skipped).
+std::uintmax_t folder_bytes(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::uintmax_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code size_ec;
+    if (fs::is_regular_file(it->symlink_status(size_ec))) {
+      const auto n = it->file_size(size_ec);
+      if (!size_ec) total += n;
+    }
+  }
+  return total;
+}
+
 std::string read_tail(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   in.seekg(0, std::ios::end);
@@ -144,7 +161,8 @@ std::string read_tail(const std::string& path) {
 std::string LimitsInForce::text() const {
   std::ostringstream s;
   s << "wall time " << wall_s << " s, memory " << (memory_mib > 0 ? std::to_string(memory_mib) + " MiB per process" : "not limited")
-    << ", network " << (network_isolated ? "none (own namespace)" : "not isolated" + (network_note.empty() ? "" : " (" + network_note + ")"));
+    << ", network " << (network_isolated ? "none (own namespace)" : "not isolated" + (network_note.empty() ? "" : " (" + network_note + ")"))
+    << ", disk " << (disk_mib > 0 ? std::to_string(disk_mib) + " MiB per file and in all" : "not limited");
   return s.str();
 }
 
@@ -153,6 +171,11 @@ std::string RunOutcome::ending() const {
     std::ostringstream s;
     s << "killed at the " << limits.wall_s << " s limit";
     return s.str();
+  }
+  if (disk_full) return "killed when its folder passed the " + std::to_string(limits.disk_mib) + " MiB disk limit";
+  if (signal == SIGXFSZ && limits.disk_mib > 0) {
+    return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + "): a file passed the " +
+           std::to_string(limits.disk_mib) + " MiB disk limit";
   }
   if (signal != 0) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
   return "exit status " + std::to_string(exit_code);
@@ -211,6 +234,11 @@ RunOutcome run_limited(const std::vector<std::string>& argv, const std::string& 
       const rlimit lim{bytes, bytes};
       limited = ::setrlimit(RLIMIT_AS, &lim) == 0;
     }
+    if (limits.disk_mib > 0) {
+      const rlim_t bytes = static_cast<rlim_t>(limits.disk_mib) * 1024 * 1024;
+      const rlimit lim{bytes, bytes};
+      (void)::setrlimit(RLIMIT_FSIZE, &lim);  // lowering a limit is always permitted
+    }
     write_all(status_pipe[1], limited ? said : said_no_limit);
     ::execvpe(cargv[0], cargv.data(), cenv.data());
     const char* why = std::strerror(errno);
@@ -231,12 +259,14 @@ RunOutcome run_limited(const std::vector<std::string>& argv, const std::string& 
 
   RunOutcome r;
   r.limits.wall_s = limits.wall_s;
+  r.limits.disk_mib = limits.disk_mib;
   r.limits.memory_mib = note.find("mem-no") == std::string::npos ? limits.memory_mib : 0;
   r.limits.network_isolated = note.rfind("net-ok", 0) == 0;
   if (note.rfind("net-no:", 0) == 0) r.limits.network_note = note.substr(7, note.find('\n') - 7);
   if (note.rfind("net-skipped", 0) == 0) r.limits.network_note = "not asked for";
 
   int status = 0;
+  double next_disk_check = 1.0;
   for (;;) {
     const pid_t w = ::waitpid(pid, &status, WNOHANG);
     if (w == pid) break;
@@ -248,11 +278,22 @@ RunOutcome run_limited(const std::vector<std::string>& argv, const std::string& 
       ::waitpid(pid, &status, 0);
       break;
     }
+    // Many files each under RLIMIT_FSIZE can still fill the disk: the folder is measured once a second.
+    if (limits.disk_mib > 0 && !dir.empty() && seconds_since(t0) >= next_disk_check) {
+      next_disk_check += 1.0;
+      if (folder_bytes(dir) > static_cast<std::uintmax_t>(limits.disk_mib) * 1024 * 1024) {
+        r.disk_full = true;
+        ::kill(-pid, SIGKILL);
+        kill_descendants();
+        ::waitpid(pid, &status, 0);
+        break;
+      }
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   r.seconds = seconds_since(t0);
   kill_descendants();  // whatever the program left running
-  if (!r.timed_out) {
+  if (!r.timed_out && !r.disk_full) {
     if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   }

@@ -4,7 +4,9 @@
 // namespace of its own with only the loopback interface where the kernel allows it (so mpirun
 // still reaches its ranks but nothing outside), and a wall-time limit: at the limit every process
 // descended from it is killed (SIGKILL), found through the process table, since ranks may leave
-// the process group. stdout and stderr go to one file.
+// the process group; and a disk limit: no file it writes may pass it (setrlimit RLIMIT_FSIZE:
+// SIGXFSZ), and the run's folder is measured every second, its whole tree killed once the folder
+// holds more. stdout and stderr go to one file.
 //
 //   grade::Limits limits{.wall_s = 60, .memory_mib = 2048, .isolate_network = true};
 //   grade::RunOutcome r = grade::run_limited({"mpirun", "-n", "2", "./train", "out"}, "run-2",
@@ -21,6 +23,7 @@ struct Limits {
   double wall_s = 60;           // the wall-time limit; the whole process tree is killed at it
   long memory_mib = 2048;       // RLIMIT_AS of every process, in MiB; 0: none
   bool isolate_network = true;  // a new network namespace (loopback only) where permitted
+  long disk_mib = 1024;         // the most any file written, and the run's folder in all, may hold; 0: none
 };
 
 // The limits a run actually had: the network namespace may be refused by the kernel.
@@ -29,6 +32,7 @@ struct LimitsInForce {
   long memory_mib = 0;            // 0: none
   bool network_isolated = false;
   std::string network_note;       // why not, when it was asked for and refused
+  long disk_mib = 0;              // 0: none
   [[nodiscard]] std::string text() const;  // "wall time 60 s, memory 2048 MiB per process, no network"
 };
 
@@ -36,11 +40,13 @@ struct RunOutcome {
   int exit_code = -1;      // the exit status when the child exited, else -1
   int signal = 0;          // the signal that ended the child, else 0
   bool timed_out = false;  // killed at the wall-time limit
+  bool disk_full = false;  // killed when its folder passed the disk limit
   double seconds = 0;      // wall time from start to end (or to the kill)
   std::string output;      // the last 64 KiB of stdout and stderr together
   LimitsInForce limits;
   [[nodiscard]] bool ok() const { return !timed_out && signal == 0 && exit_code == 0; }
-  // "exit status 1", "killed by signal 11 (Segmentation fault)", "killed at the 60 s limit".
+  // "exit status 1", "killed by signal 11 (Segmentation fault)", "killed at the 60 s limit",
+  // "killed when its folder passed the 1024 MiB disk limit".
   [[nodiscard]] std::string ending() const;
 };
 

@@ -257,6 +257,28 @@ TEST(GradeSandbox, TheWallTimeLimitKillsTheWholeTreeEvenWhatLeftTheGroup) {
   std::filesystem::remove(temp_file("b"));
 }
 
+// A submission may not fill the grading machine's disk: one file past the limit ends with SIGXFSZ,
+// and many files each under it are stopped when the run's folder passes it.
+TEST(GradeSandbox, TheDiskLimitStopsOneLargeFileAndAFolderOfManySmallOnes) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("grade_disk_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const Limits limits{.wall_s = 60, .memory_mib = 0, .isolate_network = false, .disk_mib = 16};
+  RunOutcome r = run_limited({"sh", "-c", "head -c 40000000 /dev/zero > big.bin"}, dir.string(), {}, limits, temp_file("d"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_LE(fs::file_size(dir / "big.bin"), 16u << 20);
+  EXPECT_NE(r.limits.text().find("disk 16 MiB per file and in all"), std::string::npos) << r.limits.text();
+  // Files of 8 MiB, one every 0.2 s, until the folder passes 16 MiB (checked once a second).
+  r = run_limited({"sh", "-c", "i=0; while [ $i -lt 100 ]; do head -c 8000000 /dev/zero > f$i.bin; i=$((i+1)); sleep 0.2; done"},
+                  dir.string(), {}, limits, temp_file("d"));
+  EXPECT_TRUE(r.disk_full) << r.ending();
+  EXPECT_EQ(r.ending(), "killed when its folder passed the 16 MiB disk limit");
+  EXPECT_LT(r.seconds, 20);
+  fs::remove_all(dir);
+  fs::remove(temp_file("d"));
+}
+
 TEST(GradeSandbox, MemoryAndNetworkLimitsAreAppliedAndReported) {
   // 300 MB in a shell variable does not fit in 256 MiB of address space.
   const std::string hog = "x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo ${#x}";
