@@ -11,6 +11,10 @@ namespace scalelab::report {
 
 namespace {
 
+// The largest pid (a rank) and time (microseconds) a trace may hold: past them a file is damaged.
+constexpr long long kMaxTimelinePid = 1 << 24;
+constexpr double kMaxTimelineMicroseconds = 1e15;
+
 // Sorted, merged copy of the intervals.
 std::vector<std::pair<double, double>> merged(std::vector<std::pair<double, double>> v) {
   std::sort(v.begin(), v.end());
@@ -81,7 +85,16 @@ TimelineSummary summarize_timeline(const nlohmann::json& doc, const std::string&
     const std::string where = "traceEvents[" + std::to_string(i) + "]";
     if (!e.is_object()) bad(where + " is not an object");
     const std::string ph = e.contains("ph") && e["ph"].is_string() ? e["ph"].get<std::string>() : "";
-    const int pid = e.contains("pid") && e["pid"].is_number_integer() ? e["pid"].get<int>() : 0;
+    // A track per process: its pid is a rank number (a string, a fraction or 2^62 would fold into
+    // rank 0's track without a word).
+    int pid = 0;
+    if (e.contains("pid")) {
+      const nlohmann::json& p = e["pid"];
+      if (!p.is_number_integer() || p.get<long long>() < 0 || p.get<long long>() > kMaxTimelinePid) {
+        bad(where + ": \"pid\" is " + p.dump() + "; it must be a rank number, 0 to " + std::to_string(kMaxTimelinePid));
+      }
+      pid = p.get<int>();
+    }
     if (ph == "M") {
       if (e.value("name", std::string()) == "process_name" && e.contains("args") && e["args"].is_object() &&
           e["args"].contains("name") && e["args"]["name"].is_string()) {
@@ -95,6 +108,9 @@ TimelineSummary summarize_timeline(const nlohmann::json& doc, const std::string&
     }
     const double ts = e["ts"].get<double>(), dur = e["dur"].get<double>();
     if (!std::isfinite(ts) || !std::isfinite(dur) || dur < 0) bad(where + ": \"ts\" and \"dur\" must be finite, \"dur\" not negative");
+    if (std::abs(ts) > kMaxTimelineMicroseconds || dur > kMaxTimelineMicroseconds) {
+      bad(where + ": \"ts\" or \"dur\" is beyond 1e15 microseconds (31 years); the trace's times are microseconds");
+    }
     const std::string name = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "?";
     Acc& a = tracks[pid];
     a.t.pid = pid;

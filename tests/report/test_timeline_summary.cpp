@@ -64,6 +64,16 @@ TEST(TimelineSummary, MalformedTracesAreNamed) {
             std::string::npos);
   EXPECT_NE(message(json::array({span("forward", 0, 0, 0, -1)})).find("not negative"), std::string::npos);
   EXPECT_NE(message(json::array({1})).find("traceEvents[0] is not an object"), std::string::npos);
+  // A pid that is no rank would fold into rank 0's track; times past 31 years are damage.
+  json e = span("forward", 0, 0, 0, 1);
+  for (const json& pid : {json("1"), json(1.5), json(1LL << 62), json(-1)}) {
+    e["pid"] = pid;
+    EXPECT_NE(message(json::array({e})).find("traceEvents[0]: \"pid\" is " + pid.dump() + "; it must be a rank number"),
+              std::string::npos)
+        << pid.dump();
+  }
+  e = span("forward", 0, 0, 0, 1e308);
+  EXPECT_NE(message(json::array({e})).find("beyond 1e15 microseconds"), std::string::npos);
 }
 
 }  // namespace
