@@ -84,6 +84,8 @@ int lab_main(const lab::Lab& lab, int argc, char** argv) {
       return 0;
     }
     // The output places, checked before the first step rather than by the step that writes there.
+    if (vm.count("json") && o.json.empty()) throw_usage("--json '': give a file name, or leave --json out for <out>/" + name + ".json");
+    if (o.out_dir.empty()) throw_usage("--out '': give a folder, or leave --out out for " + name + "-out");
     prepare_output_folder("out_dir", o.out_dir);
     check_output_file("json", o.json);
     return lab.run(o, command, lab_message);
