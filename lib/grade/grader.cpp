@@ -255,7 +255,15 @@ GradeReport grade_submission(const GradeOptions& options, const std::function<vo
     }
     build.ok = made.ok() && fs::is_regular_file(scratch / "build" / "train");
     build.seconds = configure.seconds + (configure.ok() ? made.seconds : 0);
-    if (!build.ok) build.seen = (made.timed_out ? made.ending() + ": " : "") + first_errors(made.output);
+    if (!build.ok) {
+      // The first errors are at the log's start: its tail (made.output) holds the last ones.
+      const fs::path log = grader / (configure.ok() ? "build.log" : "configure.log");
+      std::ifstream in(log);
+      std::string head(64 * 1024, '\0');
+      in.read(head.data(), static_cast<std::streamsize>(head.size()));
+      head.resize(static_cast<std::size_t>(in.gcount()));
+      build.seen = (made.timed_out ? made.ending() + ": " : "") + first_errors(head.empty() ? made.output : head);
+    }
   }
 
   // Run at 1 rank and at each graded count.
@@ -332,7 +340,9 @@ GradeReport grade_submission(const GradeOptions& options, const std::function<vo
   std::ostringstream out;
   out << "scalelab grade " << SCALELAB_VERSION << ": " << options.submission << " at ranks ";
   for (std::size_t i = 0; i < options.ranks.size(); ++i) out << (i ? "," : "") << options.ranks[i];
-  out << "\nlimits in force: " << in_force.text() << "\n";
+  // Only a run learns which limits the kernel granted (the network namespace may be refused).
+  if (runs.empty()) out << "\nlimits in force: none applied (nothing ran)\n";
+  else out << "\nlimits in force: " << in_force.text() << "\n";
   out << (build.ok ? "built in " + std::to_string(static_cast<int>(build.seconds)) + " s\n" : "the build failed\n") << run_lines;
   if (!report.integrity_ok) out << "score 0: " << report.tests.back().seen << "\n";
   if (options.keep) {
