@@ -46,7 +46,9 @@ namespace {
 // "4.6 MiB", "12.0 KiB": a bucket's size to one decimal (format_size prints exact multiples only).
 std::string approx_size(std::size_t bytes) {
   char buf[32];
-  if (bytes < (std::size_t{1} << 20)) {
+  if (bytes < 1024) {
+    std::snprintf(buf, sizeof buf, "%zu B", bytes);
+  } else if (bytes < (std::size_t{1} << 20)) {
     std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
   } else {
     std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
@@ -64,6 +66,11 @@ std::size_t StepPlan::wire_bytes() const {
 std::string StepPlan::describe() const {
   std::string s = std::to_string(buckets_.size()) + (buckets_.size() == 1 ? " bucket" : " buckets");
   s += options_.bucket_cap_bytes == 0 ? " (one per tensor)" : " of <= " + format_size(options_.bucket_cap_bytes);
+  // A tensor larger than the cap is a bucket of its own, whatever the cap.
+  const bool over = options_.bucket_cap_bytes > 0 &&
+                    std::any_of(buckets_.begin(), buckets_.end(),
+                                [&](const auto& b) { return b.count * sizeof(float) > options_.bucket_cap_bytes; });
+  if (over) s += " or one tensor larger than that";
   s += " (";
   const std::size_t shown = std::min<std::size_t>(buckets_.size(), 4);
   for (std::size_t i = 0; i < shown; ++i) {

@@ -160,6 +160,10 @@ TEST(StepPlan, DescribesCountAndSizes) {
   EXPECT_EQ(d, "2 buckets of <= 2 MiB (2.0 MiB, 1.0 MiB)");
   auto small = layout({100, 3000});  // 400 B, then 16-float alignment: 112 + 3000 floats in one bucket
   EXPECT_EQ(nn::StepPlan(small->params(), with_cap(1 << 20)).describe(), "1 bucket of <= 1 MiB (12.2 KiB)");
+  // A cap below a tensor's size: that tensor is a bucket of its own, and small ones are in bytes.
+  auto mixed = layout({10, 1000});
+  EXPECT_EQ(nn::StepPlan(mixed->params(), with_cap(1)).describe(),
+            "2 buckets of <= 1 B or one tensor larger than that (3.9 KiB, 40 B)");
 }
 
 TEST(StepPlan, CountsWireBytesInTheWirePrecisionAndTheCapInFloat32) {
