@@ -26,7 +26,7 @@ namespace {
 
 using collectives::Collective;
 
-// The most CPU ranks priced: as many GPUs as the GPU models take (topo::select_gpus).
+// The most CPU ranks priced: as many devices as `simulate --gpus` takes.
 constexpr std::int64_t kMaxCpuRanks = 1 << 20;
 
 // Builds the predictor a command line asks for: GPUs of a machine, or CPU ranks of this one.

@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
-#include "core/output_path.h"
 #include "core/error.h"
+#include "core/output_path.h"
 #include "core/process.h"
 
 namespace scalelab::report {
