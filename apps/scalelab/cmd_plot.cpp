@@ -40,8 +40,7 @@ int cmd_plot(const Args& args) {
   for (const auto& path : (*vm)["files"].as<std::vector<std::string>>()) inputs.push_back({path, read_json_file(path)});
 
   report::Chart chart = chart_of_records(inputs);
-  std::string files_named;
-  for (const auto& in : inputs) files_named += (files_named.empty() ? "" : ", ") + in.path;
+  const std::string files_named = input_paths(inputs);
   if (report::drawable_points(chart) == 0) {
     throw_input(files_named + ": no results to plot (the record" + (inputs.size() > 1 ? "s hold" : " holds") +
                 " no rows); give records of runs that finished");

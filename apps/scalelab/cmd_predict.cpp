@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "machine_arg.h"
 #include "comm/types.h"
+#include "core/limits.h"
 #include "core/results.h"
 #include "core/size_parse.h"
 #include "model/predict.h"
@@ -26,8 +27,6 @@ namespace {
 
 using collectives::Collective;
 
-// The most CPU ranks priced: as many devices as `simulate --gpus` takes.
-constexpr std::int64_t kMaxCpuRanks = 1 << 20;
 
 // Builds the predictor a command line asks for: GPUs of a machine, or CPU ranks of this one.
 model::Predictor make_predictor(const po::variables_map& vm, const Args& args, topo::Machine& m) {
@@ -44,8 +43,9 @@ model::Predictor make_predictor(const po::variables_map& vm, const Args& args, t
     }
     const std::string path = vm.count("profile") ? vm["profile"].as<std::string>() : model::default_profile_path();
     const std::int64_t ranks = parse_int(vm["ranks"].as<std::string>(), "--ranks");
-    if (ranks < 2 || ranks > kMaxCpuRanks) {
-      usage_error(args, "--ranks " + vm["ranks"].as<std::string>() + ": give 2 to " + std::to_string(kMaxCpuRanks) + " ranks");
+    if (ranks < 2 || ranks > limits::kMaxModelledDevices) {
+      usage_error(args, "--ranks " + vm["ranks"].as<std::string>() + ": give 2 to " + std::to_string(limits::kMaxModelledDevices) +
+                            " ranks");
     }
     return model::Predictor(model::load_profile(path), static_cast<int>(ranks));
   }

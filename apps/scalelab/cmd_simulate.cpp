@@ -84,7 +84,9 @@ std::vector<int> parse_counts(const std::string& text) {
   std::vector<int> counts;
   for (const std::string& item : list_items(text)) {
     const long long v = parse_int(item, "--gpus");
-    if (v < 1 || v > 1 << 20) throw_parameter(ErrorKind::usage, "gpus", text + ": each count must be 1 to 1048576");
+    if (v < 1 || v > limits::kMaxModelledDevices) {
+      throw_parameter(ErrorKind::usage, "gpus", text + ": each count must be 1 to " + std::to_string(limits::kMaxModelledDevices));
+    }
     counts.push_back(static_cast<int>(v));
   }
   if (counts.empty()) throw_parameter(ErrorKind::usage, "gpus", ": give GPU counts such as 1,2,4,8");

@@ -283,11 +283,16 @@ report::Chart chart_of_records(const std::vector<PlotInput>& inputs) {
   try {
     return plotter->chart(inputs);
   } catch (const json::exception& e) {
-    std::string files;
-    for (const auto& in : inputs) files += (files.empty() ? "" : ", ") + in.path;
+    const std::string files = input_paths(inputs);
     throw_input((inputs.size() == 1 ? files : "one of " + files) + ": a record lacks a field the chart needs (" +
                 plain_json_error(e) + "); was it written by scalelab --json?");
   }
+}
+
+std::string input_paths(const std::vector<PlotInput>& inputs) {
+  std::string files;
+  for (const auto& in : inputs) files += (files.empty() ? "" : ", ") + in.path;
+  return files;
 }
 
 }  // namespace scalelab::cli

@@ -24,6 +24,9 @@ struct PlotInput {
   nlohmann::json doc;
 };
 
+// "a.json, b.json": the inputs as an error names them.
+[[nodiscard]] std::string input_paths(const std::vector<PlotInput>& inputs);
+
 // The chart of `inputs`, which must all hold one kind of record that plot knows and a
 // schema_version it reads; a record lacking a field the chart needs is an input error.
 [[nodiscard]] report::Chart chart_of_records(const std::vector<PlotInput>& inputs);

@@ -53,7 +53,7 @@ std::vector<std::uint64_t> size_sweep(const SweepSpec& spec, std::size_t type_si
     throw_parameter(ErrorKind::usage, "step_bytes",
                     std::to_string(spec.step_bytes) + " from " + format_size(spec.min_bytes) + " to " +
                         format_size(spec.max_bytes) + " gives " + std::to_string(count) + " sizes, more than " +
-                        std::to_string(kMaxSweepSizes) + "; step by a larger -i, or by a factor (-f 2)");
+                        std::to_string(kMaxSweepSizes) + "; step by more bytes, or by a factor of 2");
   }
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t s = spec.min_bytes; s <= spec.max_bytes;) {

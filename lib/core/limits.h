@@ -19,6 +19,8 @@ inline constexpr int kRanksPerHardwareThread = 4;
 inline constexpr int kMinMachineBound = 16;
 // Ranks one `scalelab run` may launch across hosts (-H): larger jobs need a batch system.
 inline constexpr int kMaxRanksAcrossHosts = 4096;
+// Devices (GPUs, or CPU ranks) one prediction prices: simulate --gpus, predict --ranks.
+inline constexpr int kMaxModelledDevices = 1 << 20;
 // Batches a loader may prepare ahead of the step that uses them.
 inline constexpr int kMaxPrefetch = 256;
 // Micro-batches accumulated per optimizer step; epochs one run may train.
