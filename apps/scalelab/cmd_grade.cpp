@@ -36,12 +36,23 @@ int grade_batch(const std::string& dir, const std::string& out, grade::GradeOpti
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw_parameter(ErrorKind::input, "batch", dir + ": not a folder: give the folder holding one folder per submission");
-  std::vector<fs::path> subs;
+  std::vector<fs::path> subs, dangling;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_directory() && e.path().filename().string().rfind('.', 0) != 0) subs.push_back(e.path());
+    const std::string name = e.path().filename().string();
+    if (name.rfind('.', 0) == 0) continue;
+    std::error_code type_ec;
+    if (e.is_directory(type_ec)) {
+      subs.push_back(e.path());
+    } else if (e.is_symlink(type_ec)) {
+      dangling.push_back(e.path());  // a link to no folder: a row that says so, not a silent gap
+    } else {
+      std::fprintf(stderr, "grade: %s skipped: not a folder (each submission is a folder of its own)\n", name.c_str());
+    }
   }
   std::sort(subs.begin(), subs.end());
-  if (subs.empty()) throw_parameter(ErrorKind::input, "batch", dir + ": no submission folders in it: put each submission in a folder of its own there");
+  std::sort(dangling.begin(), dangling.end());
+  if (subs.empty() && dangling.empty())
+    throw_parameter(ErrorKind::input, "batch", dir + ": no submission folders in it: put each submission in a folder of its own there");
   const fs::path base = fs::absolute(out).parent_path();
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
@@ -86,6 +97,12 @@ int grade_batch(const std::string& dir, const std::string& out, grade::GradeOpti
       std::printf("%-24s not graded: %s\n", name.c_str(), cli_message(e, "grade").c_str());
     }
     rows.push_back(row);
+  }
+  for (const fs::path& link : dangling) {
+    const std::string name = link.filename().string();
+    const std::string note = "not graded: " + link.string() + " is a link to a folder that does not exist: fix or remove the link";
+    std::printf("%-24s %s\n", name.c_str(), note.c_str());
+    rows.push_back({name, "0", "", note});
   }
   if (header.empty()) header = {"submission", "score", "max_score", "note"};
   std::ofstream csv_file(out);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -62,6 +63,22 @@ std::vector<pid_t> descendants(pid_t root) {
     }
   }
   return out;
+}
+
+// The command names of those of `pids` still running (not zombies), each once, in the order
+// first seen: /proc/PID/stat holds "PID (NAME) STATE ...".
+std::vector<std::string> program_names(const std::vector<pid_t>& pids) {
+  std::vector<std::string> names;
+  for (pid_t p : pids) {
+    std::ifstream in("/proc/" + std::to_string(p) + "/stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    const std::size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
+    const std::string name = stat.substr(open + 1, close - open - 1);
+    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
 }
 
 // Kills every descendant of this process (the grader is their subreaper, so ranks that mpirun
@@ -167,18 +184,22 @@ std::string LimitsInForce::text() const {
 }
 
 std::string RunOutcome::ending() const {
+  std::string names;
+  for (const auto& n : left_running) names += (names.empty() ? "" : ", ") + n;
   if (timed_out) {
     std::ostringstream s;
     s << "killed at the " << limits.wall_s << " s limit";
+    if (!names.empty()) s << "; still running then: " << names;
     return s.str();
   }
   if (disk_full) return "killed when its folder passed the " + std::to_string(limits.disk_mib) + " MiB disk limit";
+  const std::string left = names.empty() ? "" : "; it left running, killed then: " + names;
   if (signal == SIGXFSZ && limits.disk_mib > 0) {
     return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + "): a file passed the " +
-           std::to_string(limits.disk_mib) + " MiB disk limit";
+           std::to_string(limits.disk_mib) + " MiB disk limit" + left;
   }
-  if (signal != 0) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
-  return "exit status " + std::to_string(exit_code);
+  if (signal != 0) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")" + left;
+  return "exit status " + std::to_string(exit_code) + left;
 }
 
 RunOutcome run_limited(const std::vector<std::string>& argv, const std::string& dir,
@@ -273,6 +294,9 @@ RunOutcome run_limited(const std::vector<std::string>& argv, const std::string& 
     if (w < 0 && errno != EINTR) throw_runtime(std::string("waitpid: ") + std::strerror(errno));
     if (seconds_since(t0) >= limits.wall_s) {
       r.timed_out = true;
+      std::vector<pid_t> running{pid};
+      for (pid_t p : descendants(::getpid())) running.push_back(p);
+      r.left_running = program_names(running);
       ::kill(-pid, SIGKILL);
       kill_descendants();
       ::waitpid(pid, &status, 0);
@@ -292,6 +316,7 @@ RunOutcome run_limited(const std::vector<std::string>& argv, const std::string& 
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   r.seconds = seconds_since(t0);
+  if (!r.timed_out && !r.disk_full) r.left_running = program_names(descendants(::getpid()));
   kill_descendants();  // whatever the program left running
   if (!r.timed_out && !r.disk_full) {
     if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);

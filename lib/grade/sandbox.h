@@ -42,11 +42,16 @@ struct RunOutcome {
   bool timed_out = false;  // killed at the wall-time limit
   bool disk_full = false;  // killed when its folder passed the disk limit
   double seconds = 0;      // wall time from start to end (or to the kill)
+  // The programs (names, each once) still running when the run was killed, or, after a run that
+  // ended by itself, the ones it left running (killed then): a background process that holds
+  // mpirun's output open keeps mpirun waiting until the limit.
+  std::vector<std::string> left_running;
   std::string output;      // the last 64 KiB of stdout and stderr together
   LimitsInForce limits;
   [[nodiscard]] bool ok() const { return !timed_out && signal == 0 && exit_code == 0; }
-  // "exit status 1", "killed by signal 11 (Segmentation fault)", "killed at the 60 s limit",
-  // "killed when its folder passed the 1024 MiB disk limit".
+  // "exit status 1", "killed by signal 11 (Segmentation fault)", "killed at the 60 s limit;
+  // still running then: mpirun, sleep", "killed when its folder passed the 1024 MiB disk limit",
+  // "exit status 0; it left running, killed then: sleep".
   [[nodiscard]] std::string ending() const;
 };
 

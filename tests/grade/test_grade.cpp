@@ -250,11 +250,22 @@ TEST(GradeSandbox, TheWallTimeLimitKillsTheWholeTreeEvenWhatLeftTheGroup) {
   const RunOutcome r = run_limited({"sh", "-c", "setsid sleep 60 & echo $!; sleep 60"}, "", {}, limits, temp_file("b"));
   EXPECT_TRUE(r.timed_out);
   EXPECT_LT(r.seconds, 20);
-  EXPECT_NE(r.ending().find("killed at the 3 s limit"), std::string::npos) << r.ending();
+  EXPECT_NE(r.ending().find("killed at the 3 s limit; still running then: sh, sleep"), std::string::npos) << r.ending();
   const pid_t escaped = static_cast<pid_t>(std::stol(r.output));
   EXPECT_EQ(::kill(escaped, 0), -1);  // gone, and reaped
   EXPECT_EQ(errno, ESRCH);
   std::filesystem::remove(temp_file("b"));
+}
+
+TEST(GradeSandbox, ARunThatEndsByItselfNamesWhatItLeftRunning) {
+  const Limits limits{.wall_s = 30, .memory_mib = 0, .isolate_network = false};
+  RunOutcome r = run_limited({"sh", "-c", "sleep 60 > /dev/null 2>&1 & while [ \"$(cat /proc/$!/comm)\" != sleep ]; do :; done; exit 0"}, "", {}, limits, temp_file("e"));
+  EXPECT_TRUE(r.ok());
+  EXPECT_LT(r.seconds, 20);
+  EXPECT_EQ(r.ending(), "exit status 0; it left running, killed then: sleep");
+  r = run_limited({"sh", "-c", "exit 0"}, "", {}, limits, temp_file("e"));
+  EXPECT_EQ(r.ending(), "exit status 0");
+  std::filesystem::remove(temp_file("e"));
 }
 
 // A submission may not fill the grading machine's disk: one file past the limit ends with SIGXFSZ,
