@@ -1,23 +1,37 @@
 #include "core/json_text.h"
 
+#include <iterator>
 #include <string>
 
 namespace scalelab {
 
 namespace {
 
-template <class Input>
-nlohmann::json parse_limited(Input&& input) {
-  // The callback sees each value as it is opened; depth counts the enclosing levels.
-  const auto limit = [](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    if ((event == nlohmann::json::parse_event_t::object_start || event == nlohmann::json::parse_event_t::array_start) &&
-        depth >= kMaxJsonDepth) {
-      throw JsonTextError("nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+// Throws when arrays and objects nest deeper than kMaxJsonDepth anywhere outside strings: one
+// linear pass before parsing. (nlohmann's parse callback could count the depth as it goes, but its
+// callback parser is quadratic in the number of values: a 170 MB timeline took five minutes.)
+void check_depth(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;  // the escaped character, whatever it is, does not end the string
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) throw JsonTextError("nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+    } else if (c == ']' || c == '}') {
+      --depth;
     }
-    return true;
-  };
+  }
+}
+
+nlohmann::json parse_limited(std::string_view text) {
+  check_depth(text);
   try {
-    return nlohmann::json::parse(std::forward<Input>(input), limit);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number beyond double
     throw JsonTextError(plain_json_error(e));
   }
@@ -35,6 +49,9 @@ std::string plain_json_error(const std::exception& e) {
 }
 
 nlohmann::json parse_json_text(std::string_view text) { return parse_limited(text); }
-nlohmann::json parse_json_text(std::istream& in) { return parse_limited(in); }
+nlohmann::json parse_json_text(std::istream& in) {
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return parse_limited(text);
+}
 
 }  // namespace scalelab

@@ -37,6 +37,17 @@ TEST(JsonText, RefusesNestingBeyondTheLimit) {
   EXPECT_THROW((void)parse_json_text(in), JsonTextError);
 }
 
+TEST(JsonText, BracketsInsideStringsDoNotCountAsNesting) {
+  // A string of 100 '[' (and an escaped quote before more of them) at the deepest allowed level.
+  const std::string text = std::string(kMaxJsonDepth, '[') + "\"" + std::string(100, '[') + "\\\"" + std::string(100, '{') + "\"" +
+                           std::string(kMaxJsonDepth, ']');
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = parse_json_text(text));
+  const nlohmann::json* v = &j;
+  for (int i = 1; i < kMaxJsonDepth; ++i) v = &(*v)[0];
+  EXPECT_EQ((*v)[0].get<std::string>(), std::string(100, '[') + "\"" + std::string(100, '{'));
+}
+
 TEST(JsonText, BadSyntaxAndHugeNumbersAreJsonTextErrors) {
   EXPECT_THROW((void)parse_json_text("{\"a\": }"), JsonTextError);
   EXPECT_THROW((void)parse_json_text("[1e99999]"), JsonTextError);
