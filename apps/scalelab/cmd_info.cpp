@@ -28,7 +28,8 @@
 namespace scalelab::cli {
 namespace {
 
-constexpr int kInfoSchemaVersion = 1;
+// 2: ranks[].pid is an integer (a string in 1), as in the other records.
+constexpr int kInfoSchemaVersion = 2;
 
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
@@ -206,7 +207,7 @@ int cmd_info(const Args& args) {
       for (const auto& [k, v] : f.fields) {
         std::string key = k;  // "local rank" -> "local_rank", "GPUs" -> "gpus"
         for (char& c : key) c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        r[key] = v;
+        r[key] = key == "pid" ? nlohmann::json(std::stoll(v)) : nlohmann::json(v);
       }
       per_rank.push_back(r);
     }

@@ -48,7 +48,7 @@ constexpr const char* kUsage =
     "rank count, and test accuracy. The chart shows images/sec against ranks with the ideal line.\n"
     "--batch-size stays per rank, so the global batch grows with the ranks (as in Horovod).\n"
     "The training options are checked here, before any run, and passed to every run; those naming\n"
-    "one file every run would write (--checkpoint, --resume, --timeline) are refused.\n\n"
+    "one file every run would write (--checkpoint, --resume, --timeline, --gpu-monitor) are refused.\n\n"
     "example: scalelab scale --rank-counts 1,2 --model cnn --epochs 1 --max-steps 100";
 
 struct ScaleArgs {
@@ -141,6 +141,7 @@ sim::ScalingResult prediction(const ScaleArgs& s) {
   q.profile = s.profile;
   q.counts = s.ranks;
   q.optimizer = c.optimizer;
+  q.overlap = c.overlap;
   q.step.batch = c.batch_size;
   q.step.algorithm = c.algo;
   q.step.averaging = {.bucket_cap_bytes = c.bucket_cap_bytes, .fp16_wire = c.fp16_allreduce,
@@ -266,7 +267,7 @@ int cmd_scale(const Args& args) {
     }
     table.print_row(std::cout, cells);
     doc["rows"].push_back({{"ranks", r.ranks},
-                           {"global_batch", r.global_batch},
+                           {"global_batch", static_cast<long long>(r.global_batch)},
                            {"images_per_second", r.ips},
                            {"speedup", speedup},
                            {"efficiency", efficiency},

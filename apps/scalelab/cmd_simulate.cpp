@@ -29,7 +29,8 @@
 namespace scalelab::cli {
 namespace {
 
-constexpr int kSimulateSchemaVersion = 1;
+// 2: the simulated machine is `simulated_machine`; `machine` is the envelope's, as in every record.
+constexpr int kSimulateSchemaVersion = 2;
 
 constexpr const char* kUsage =
     "scalelab simulate --workload W --machine M [--gpus 1,2,4,8 | --nodes N] [options]\n\n"
@@ -125,6 +126,9 @@ std::optional<Parsed> parse_simulate(const Args& args) {
       ("algo", po::value<std::string>()->default_value(""),
        "allreduce algorithm as `scalelab predict` names it (default: auto, what NCCL would choose, on GPUs; train's own on this machine)")
       ("optimizer", po::value<std::string>()->default_value("sgd"), "sgd (with momentum), adam, lars or lamb: its memory traffic")
+      ("overlap", po::value<std::string>()->default_value("auto"),
+       "buckets averaged while backward goes on: auto (on GPUs; on this machine's CPU ranks as train's --overlap auto "
+       "decides at each rank count), on, or off (after backward)")
       ("decode-rate", po::value<std::string>(),
        "samples one host core decodes and augments per second (default: 80 for JPEG images, none for decoded data), or a "
        "`scalelab pipeline --predict --json` record whose measured per-core rate to use (complex augmentation, accurate IDCT where measured)")
@@ -176,6 +180,8 @@ std::optional<Parsed> parse_simulate(const Args& args) {
   // What the run being predicted would use: NCCL's choice on GPUs, train's default on CPU ranks.
   if (q.step.algorithm.empty()) q.step.algorithm = q.machine == "this" ? train::TrainConfig{}.algo : "auto";
   q.optimizer = (*vm)["optimizer"].as<std::string>();
+  q.overlap = (*vm)["overlap"].as<std::string>();
+  if (q.overlap != "auto" && q.overlap != "on" && q.overlap != "off") usage_error(args, "--overlap " + q.overlap + ": use auto, on or off");
   const std::string p2p = (*vm)["p2p"].as<std::string>();
   if (p2p != "on" && p2p != "off") usage_error(args, "--p2p " + p2p + ": use on or off");
   q.p2p = p2p == "on";
@@ -218,6 +224,21 @@ void print_table(const sim::ScalingResult& r, const sim::ScalingRequest& q) {
                 ms(p.exposed_comm_s).c_str(), ms(p.optimizer_s).c_str(), ms(p.pipeline_wait_s).c_str(),
                 100.0 * row.scaling_efficiency, row.step.bottleneck.c_str());
   }
+  bool some = false, all = true;
+  for (const sim::ScalingRow& row : r.rows) {
+    if (row.devices == 1) continue;
+    some = some || row.overlap;
+    all = all && row.overlap;
+  }
+  if (some || !all) {
+    std::string which;
+    for (const sim::ScalingRow& row : r.rows) {
+      if (row.devices > 1 && row.overlap) which += (which.empty() ? "" : ", ") + std::to_string(row.devices);
+    }
+    std::printf("# buckets averaged %s\n", all ? "while backward goes on"
+                                            : some ? ("while backward goes on at " + which + " devices, after it otherwise").c_str()
+                                                   : "after backward (no overlap)");
+  }
   std::printf("# predicted by the step model (docs/simulator.md), not measured\n");
 }
 
@@ -232,7 +253,7 @@ nlohmann::json record(const sim::ScalingResult& r, const sim::ScalingRequest& q,
   nlohmann::json doc = make_envelope("simulate", kSimulateSchemaVersion, args.full);
   doc["workload"] = {{"name", r.workload.name}, {"title", r.workload.title}, {"unit", r.workload.unit},
                      {"parameters", r.workload.parameters()}, {"forward_flops", r.workload.forward_flops()}};
-  doc["machine"] = q.machine;
+  doc["simulated_machine"] = q.machine;
   doc["machine_title"] = r.machine;
   doc["device"] = r.device.name;
   doc["batch_per_device"] = q.step.batch;
@@ -259,6 +280,7 @@ nlohmann::json record(const sim::ScalingResult& r, const sim::ScalingRequest& q,
                     {"allreduce_s", p.allreduce_s}, {"exposed_comm_s", p.exposed_comm_s},
                     {"optimizer_s", p.optimizer_s}, {"pipeline_s", p.input_s}, {"pipeline_wait_s", p.pipeline_wait_s},
                     {"scaling_efficiency", row.scaling_efficiency}, {"bottleneck", row.step.bottleneck},
+                    {"overlap", row.overlap},
                     {"buckets", buckets}});
   }
   doc["rows"] = rows;

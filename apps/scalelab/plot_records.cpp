@@ -104,7 +104,9 @@ report::Chart simulate_chart(const std::vector<PlotInput>& inputs) {
   chart.y_label = "scaling efficiency (%)";
   chart.y_from_zero = true;
   for (const auto& in : inputs) {
-    report::Series s{in.doc.at("workload").at("name").get<std::string>() + " on " + in.doc.at("machine").get<std::string>() +
+    // Version 1 records named the simulated machine `machine`, where the envelope's object is now.
+    const json& simulated = in.doc.contains("simulated_machine") ? in.doc.at("simulated_machine") : in.doc.at("machine");
+    report::Series s{in.doc.at("workload").at("name").get<std::string>() + " on " + simulated.get<std::string>() +
                          ", batch " + in.doc.at("batch_per_device").dump() + ", " + in.doc.at("precision").get<std::string>(),
                      {}};
     for (const auto& row : in.doc.at("rows")) {
@@ -243,7 +245,7 @@ report::Chart pipeline_chart(const std::vector<PlotInput>& inputs) {
 }
 
 const Plotter kPlotters[] = {
-    {"scalelab.bench", 1, bench_chart},       {"scalelab.predict", 1, predict_chart}, {"scalelab.simulate", 1, simulate_chart},
+    {"scalelab.bench", 1, bench_chart},       {"scalelab.predict", 1, predict_chart}, {"scalelab.simulate", 2, simulate_chart},
     {"scalelab.scale", 1, scale_chart},       {"scalelab.converge", 1, converge_chart},
     {"scalelab.calibration", 4, calibration_chart}, {"scalelab.pipeline", 1, pipeline_chart},
 };

@@ -100,9 +100,10 @@ DatasetSplits load_jpeg_splits(const DatasetSpec& spec) {
   DatasetSplits s;
   s.train = std::make_unique<JpegTrainingSet>(dir, o, "jpeg:" + dir + " train");
   if (!std::filesystem::is_directory(test_dir, ec)) {
+    if (!spec.need_test) return s;
     throw_parameter(ErrorKind::input, "dataset",
                     spec.name + ": no test set in " + test_dir + "; make one with `scalelab data make-jpeg --split test --out " +
-                        test_dir + "` (with the same image size and colour)");
+                        test_dir + "` (with the same image size and colour), or train without evaluation (--no-eval)");
   }
   o.training = false;
   s.test = std::make_unique<JpegTrainingSet>(test_dir, o, "jpeg:" + dir + " test");

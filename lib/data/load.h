@@ -34,11 +34,14 @@ struct DatasetSpec {
   // A training sample that cannot be used: "stop" (one line naming it, exit 2) or "skip" (the next
   // good sample of the set takes its place, and it is counted: Dataset::skipped_samples()).
   std::string on_bad_sample = "stop";
+  // Whether the test split is needed (evaluation). A JPEG set without its DIR/test is an error
+  // only when it is; else DatasetSplits::test stays empty.
+  bool need_test = true;
 };
 
 struct DatasetSplits {
   std::unique_ptr<Dataset> train;
-  std::unique_ptr<Dataset> test;
+  std::unique_ptr<Dataset> test;  // null only when DatasetSpec::need_test was false and there is none
 };
 
 [[nodiscard]] DatasetSplits load_dataset(const DatasetSpec& spec);

@@ -8,6 +8,8 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/limits.h"
+#include "core/overlap_rule.h"
 #include "model/profile.h"
 #include "sim/cpu_rates.h"
 #include "topo/catalog.h"
@@ -72,13 +74,15 @@ ScalingResult on_this_machine(const ScalingRequest& q, ScalingResult res) {
   res.machine = "this machine (" + profile.host + "), CPU ranks of one thread" +
                 (profile.compute_shared.measured ? "; several ranks at the layer rates measured with all computing at once"
                                                  : "");
-  res.options.overlap = false;  // the CPU engine averages once backward has ended
-  res.options.input = {};       // the lab data sets are decoded arrays in memory
+  res.options.input = {};  // the lab data sets are decoded arrays in memory
   for (const int n : q.counts) {
     std::optional<model::Predictor> pr;
     if (n > 1) pr.emplace(profile, n);
     ScalingRow row;
     row.devices = n;
+    // The trainer's choice for n ranks of one compute thread on this machine.
+    row.overlap = q.overlap == "on" || (q.overlap == "auto" && overlap_fits(limits::hardware_threads(), n, 1));
+    res.options.overlap = row.overlap;
     row.step = simulate_step({res.workload, n > 1 ? shared : res.device, pr ? &*pr : nullptr, res.options});
     if (pr && res.collectives.empty()) res.collectives = pr->where();
     res.rows.push_back(std::move(row));
@@ -107,6 +111,9 @@ double default_decode_rate(const Workload& w) {
 
 ScalingResult simulate_scaling(const ScalingRequest& q) {
   if (q.counts.empty()) throw_parameter(ErrorKind::usage, "counts", ": give at least one device count");
+  if (q.overlap != "auto" && q.overlap != "on" && q.overlap != "off") {
+    throw_parameter(ErrorKind::usage, "overlap", q.overlap + ": use auto, on or off");
+  }
   ScalingResult res;
   res.workload = resolve_workload(q.workload);
   res.options = q.step;
@@ -144,6 +151,7 @@ ScalingResult simulate_scaling(const ScalingRequest& q) {
   res.machine = m.title;
   const double decode = q.decode_per_core_per_s >= 0 ? q.decode_per_core_per_s : default_decode_rate(res.workload);
   res.options.input = {decode, host_cores_per_gpu(m, m.gpus_per_node()), host_link_GBps(m, gpus.front())};
+  res.options.overlap = q.overlap != "off";  // NCCL on its own stream, as DDP and Horovod run it
   check_memory(res.workload, res.device, res.options, res.options.optimizer_bytes_per_param);
   for (const int n : q.counts) {
     const topo::GpuSelection sel = topo::select_gpus(m, std::to_string(n));
@@ -154,6 +162,7 @@ ScalingResult simulate_scaling(const ScalingRequest& q) {
     ScalingRow row;
     row.devices = n;
     row.nodes = sel.nodes;
+    row.overlap = options.overlap;
     row.step = simulate_step({res.workload, res.device, pr ? &*pr : nullptr, options});
     if (pr) res.collectives = pr->where() + ": " + pr->bottleneck();
     res.rows.push_back(std::move(row));

@@ -3,7 +3,7 @@
 // cost model over the GPUs it uses, and the host's cores are shared among a node's GPUs for the
 // input pipeline. On "this" machine the devices are CPU ranks: the calibration profile gives the
 // nn engine's kernel rates (sim/device.h) and the collective costs (model/profile.h), and the
-// CPU engine averages after backward, without overlap.
+// CPU engine overlaps averaging with backward where the trainer would (ScalingRequest::overlap).
 //
 //   ScalingRequest q;  q.workload = "resnet50";  q.machine = "dgx1";  q.counts = {1, 2, 4, 8};
 //   ScalingResult r = simulate_scaling(q);   // r.rows[i].step, r.rows[i].scaling_efficiency
@@ -24,6 +24,10 @@ struct ScalingRequest {
   std::string optimizer = "sgd";       // sgd (with momentum), adam, lars, lamb: the optimizer's memory traffic
   bool p2p = true;                     // GPU peer-to-peer; off: through host memory (NCCL_P2P_DISABLE=1)
   double decode_per_core_per_s = -1;   // samples per host core per second; < 0: the workload's default
+  // Whether buckets are averaged while backward goes on: "on" or "auto" on GPUs (NCCL's stream,
+  // DDP, Horovod); on "this" machine's CPU ranks "auto" follows the trainer's rule
+  // (core/overlap_rule.h) at each rank count. "off": every bucket waits for the end of backward.
+  std::string overlap = "auto";
   StepOptions step;                    // batch, precision, averaging, algorithm (overlap and input are set here)
 };
 
@@ -32,6 +36,7 @@ struct ScalingRow {
   int nodes = 1;
   StepResult step;
   double scaling_efficiency = 1;  // samples/s over devices x the one-device samples/s
+  bool overlap = true;            // whether this count's buckets started during backward
 };
 
 struct ScalingResult {
@@ -39,7 +44,7 @@ struct ScalingResult {
   DeviceSpec device;
   std::string machine;        // the machine's title
   std::string collectives;    // how allreduce is priced there (the cost model's words)
-  StepOptions options;        // as used (overlap, input pipeline filled in)
+  StepOptions options;        // as used (input pipeline filled in; overlap: the last row's)
   std::vector<ScalingRow> rows;
   // What the caller should say on stderr: a machine file's GPU figures that differ from the catalog
   // device the simulator prices (it reads the model name, not those figures).

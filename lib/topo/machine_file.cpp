@@ -378,6 +378,11 @@ Machine parse_machine(const json& doc, const std::string& origin) {
     if (!is_network(n.port.type)) c.fail("network", "type must be infiniband or ethernet");
     n.topology = get_string(c, j, "network", "topology", false);
     if (n.topology.empty()) n.topology = "fat-tree";
+    // The model prices a non-blocking fabric; a file naming another would be priced as one silently.
+    if (n.topology != "fat-tree") {
+      c.fail("network", "\"topology\" is \"" + n.topology +
+                            "\"; the model prices a non-blocking fat-tree only: give \"fat-tree\" or leave it out");
+    }
     if (j.contains("efficiency")) {
       const json& v = j["efficiency"];
       if (!v.is_number() || !(v.get<double>() >= kMinNetworkEfficiency && v.get<double>() <= 1.0)) {

@@ -9,6 +9,7 @@
 #include "collectives/algorithm.h"
 #include "comm/mpi_runtime.h"
 #include "core/error.h"
+#include "core/overlap_rule.h"
 #include "nn/loss.h"
 #include "optim/factory.h"
 #include "train/sync_batchnorm.h"
@@ -32,8 +33,7 @@ std::string why_not_overlapped(const TrainConfig& c, comm::Communicator& comm) {
   if (c.overlap == "on") return "";
   // auto: a core for the thread besides every local rank's compute threads.
   const unsigned cores = std::thread::hardware_concurrency();
-  const long needed = static_cast<long>(comm.local_size()) * (c.threads + 1);
-  if (cores > 0 && static_cast<long>(cores) >= needed) return "";
+  if (overlap_fits(cores, comm.local_size(), c.threads)) return "";
   return fmt::format("after backward ({} cores for {} rank{} of {} compute thread{} leave none for a communication "
                      "thread; overlap on uses one anyway)",
                      cores, comm.local_size(), comm.local_size() == 1 ? "" : "s", c.threads, c.threads == 1 ? "" : "s");

@@ -52,7 +52,9 @@ Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::mo
     if (!config_.checkpoint.empty()) checkpoint_lock_ = std::make_unique<CheckpointLock>(config_.checkpoint);
   }
   nn::set_compute_threads(config_.threads);
-  data::DatasetSplits splits = data::load_dataset(config_.dataset);
+  data::DatasetSpec dataset = config_.dataset;
+  dataset.need_test = config_.evaluate;
+  data::DatasetSplits splits = data::load_dataset(dataset);
   train_ = std::move(splits.train);
   test_ = std::move(splits.test);
   if (config_.synthetic_data) {  // the first global batch's worth of samples, prepared once
@@ -72,7 +74,7 @@ Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::mo
   }
   if (config_.max_steps > 0) steps_per_epoch_ = std::min(steps_per_epoch_, config_.max_steps);
   engine_ = make_engine(config_, comm_, sample_shape(*train_), static_cast<std::size_t>(train_->classes()));
-  test_shard_ = data::ShardedSampler::exact_shard(test_->size(), comm_.size(), comm_.rank());
+  if (test_) test_shard_ = data::ShardedSampler::exact_shard(test_->size(), comm_.size(), comm_.rank());
   lr_at_ = [lr = config_.lr](long) { return lr; };
 }
 
@@ -157,7 +159,7 @@ TrainResult Trainer::run() {
   if (rank == 0 && config_.verbose) {
     progress.line(fmt::format("scalelab train: {} ({} parameters) on {} ({} training, {} test samples)", config_.model,
                               params.size(), train_->name().substr(0, train_->name().rfind(' ')), train_->size(),
-                              test_->size()));
+                              test_ ? std::to_string(test_->size()) : "no"));
     progress.line(fmt::format("  {} rank{} x batch {}{} = global batch {}; {} steps per epoch; {} lr {}; {} thread{} per rank",
                               ranks, ranks == 1 ? "" : "s", batch,
                               passes > 1 ? fmt::format(" x {} backward passes", passes) : "", global_batch(), steps,
@@ -182,7 +184,7 @@ TrainResult Trainer::run() {
 
   for (int epoch = static_cast<int>(counters[0]); epoch < config_.epochs; ++epoch) {
     sampler.set_epoch(static_cast<std::uint64_t>(epoch));
-    const std::size_t skipped_before = train_->skipped_samples() + test_->skipped_samples();
+    const std::size_t skipped_before = train_->skipped_samples() + test_skipped();
     loader.start_epoch(sampler.indices(), steps * static_cast<std::size_t>(passes), static_cast<std::uint64_t>(epoch));
     (void)loader.take_wait_seconds();
     progress.begin_epoch(epoch + 1, config_.epochs, steps);
@@ -258,7 +260,7 @@ TrainResult Trainer::run() {
       rec.eval_seconds = e1 - e0;
     }
     rec.peak_rss_mib = comm_.max_over_ranks(peak_rss_mib());
-    double skipped = static_cast<double>(train_->skipped_samples() + test_->skipped_samples() - skipped_before);
+    double skipped = static_cast<double>(train_->skipped_samples() + test_skipped() - skipped_before);
     comm_.allreduce(&skipped, &skipped, 1, comm::DataType::f64, comm::ReduceOp::sum);
     rec.skipped_samples = static_cast<std::size_t>(skipped);
     progress.end_epoch(rec.seconds, rec.loss, rec.accuracy, rec.test_loss, rec.test_accuracy);

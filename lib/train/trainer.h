@@ -77,10 +77,11 @@ class Trainer {
 
  private:
   [[nodiscard]] std::pair<double, double> evaluate(std::vector<float>& images, std::vector<std::int32_t>& labels);
+  [[nodiscard]] std::size_t test_skipped() const { return test_ ? test_->skipped_samples() : 0; }
   TrainConfig config_;
   comm::Communicator& comm_;
   std::unique_ptr<data::Dataset> train_;
-  std::unique_ptr<data::Dataset> test_;
+  std::unique_ptr<data::Dataset> test_;  // null when training without evaluation on a set without one
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<CheckpointLock> checkpoint_lock_;  // rank 0's, for the job's life
   std::size_t steps_per_epoch_ = 0;

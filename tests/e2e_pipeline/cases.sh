@@ -125,10 +125,13 @@ PY
   train)
     # `train --dataset jpeg:DIR`: the loader decodes and augments as it trains, at 1 and 2 ranks;
     # --synthetic-data prepares one batch once; bad options and a set without its test split are
-    # one line, exit 2.
+    # one line, exit 2, unless nothing is evaluated (--no-eval).
     fixture_set
-    expect_error 2 "jpeg:set: no test set in set/test; make one with .scalelab data make-jpeg --split test" -- \
+    expect_error 2 "jpeg:set: no test set in set/test; make one with .scalelab data make-jpeg --split test.*or train without evaluation (--no-eval)" -- \
       "$SCALELAB" train --dataset jpeg:set --model cnn --crop 28 --epochs 1 --batch-size 8
+    "$SCALELAB" train --dataset jpeg:set --model mlp --crop 28 --epochs 1 --batch-size 8 --no-eval > noeval.txt \
+      || { cat noeval.txt; fail "train --no-eval on a set without its test split"; }
+    grep -q "on jpeg:set (64 training, no test samples)" noeval.txt || fail "the set without a test split is not named so"
     "$SCALELAB" data make-jpeg --from idx --split test --size 64 --quality 85 --colour --out set/test > /dev/null \
       || fail "make-jpeg --split test"
     "$SCALELAB" train --dataset jpeg:set --model cnn --crop 28 --epochs 1 --batch-size 8 --json one.json | tee one.txt \

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/limits.h"
+#include "core/overlap_rule.h"
 #include "model/profile.h"
 #include "nn/compute.h"
 #include "sim/cpu_rates.h"
@@ -170,6 +172,37 @@ TEST(ThisMachine, SeveralRanksComputeAtTheSharedRatesOneAtTheSoloOnes) {
   EXPECT_GT(shared.rows[1].step.parts.compute_s(), shared.rows[0].step.parts.compute_s());
   EXPECT_LT(shared.rows[1].scaling_efficiency, alone.rows[1].scaling_efficiency);
   EXPECT_NE(shared.machine.find("all computing at once"), std::string::npos) << shared.machine;
+}
+
+// CPU ranks overlap averaging with backward where the trainer would: --overlap on and off as
+// given, auto by the trainer's rule (a hardware thread for each rank's compute and communication
+// threads). With small buckets, overlap hides part of the allreduce.
+TEST(ThisMachine, OverlapFollowsTheTrainersRule) {
+  static_assert(overlap_fits(4, 2, 1) && !overlap_fits(2, 2, 1) && !overlap_fits(0, 1, 1) && overlap_fits(16, 2, 7));
+  model::Profile p = minimal_profile();
+  p.compute = to_compute_rates(made_up());
+  const std::string path = testing::TempDir() + "scalelab-overlap-" + std::to_string(getpid()) + ".json";
+  std::ofstream(path) << model::to_json(p).dump();
+  auto run = [&](const std::string& overlap) {
+    ScalingRequest q;
+    q.workload = "cnn";
+    q.machine = "this";
+    q.profile = path;
+    q.counts = {1, 2};
+    q.overlap = overlap;
+    q.step.averaging.bucket_cap_bytes = 64 * 1024;
+    return simulate_scaling(q);
+  };
+  const ScalingResult on = run("on"), off = run("off"), automatic = run("auto");
+  std::remove(path.c_str());
+  EXPECT_TRUE(on.rows[1].overlap);
+  EXPECT_FALSE(off.rows[1].overlap);
+  EXPECT_EQ(automatic.rows[1].overlap, overlap_fits(limits::hardware_threads(), 2, 1));
+  EXPECT_GT(off.rows[1].step.parts.exposed_comm_s, 0.0);
+  EXPECT_LT(on.rows[1].step.parts.exposed_comm_s, off.rows[1].step.parts.exposed_comm_s);
+  ScalingRequest bad;
+  bad.overlap = "sometimes";
+  EXPECT_THROW((void)simulate_scaling(bad), Error);
 }
 
 TEST(ProfileCompute, ANonPositiveRateIsAnInputError) {

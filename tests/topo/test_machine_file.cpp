@@ -246,6 +246,14 @@ TEST(MachineFile, NetworkEfficiency) {
     const std::string msg = error_of(doc);
     EXPECT_NE(msg.find("bad.json: network: \"efficiency\" is " + bad.dump() + "; give the share"), std::string::npos) << msg;
   }
+  // The one fabric the model prices: another topology is refused, not priced as non-blocking.
+  doc["network"]["efficiency"] = 1;
+  doc["network"]["topology"] = "fat-tree";
+  EXPECT_EQ(parse_machine(doc, "net.json").network->topology, "fat-tree");
+  doc["network"]["topology"] = "torus";
+  const std::string msg = error_of(doc);
+  EXPECT_NE(msg.find("bad.json: network: \"topology\" is \"torus\"; the model prices a non-blocking fat-tree only"),
+            std::string::npos) << msg;
 }
 
 // Each field out of its range (docs/machine-format.md) is refused naming the file, the entry and
