@@ -15,13 +15,31 @@
 
 namespace scalelab {
 
+namespace {
+
+// The file a write to `path` means: a symbolic link's target (so that the link stays a link and
+// the file it names gets the bytes), else the path itself.
+std::string resolved_target(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_symlink(path, ec)) return path;
+  const std::filesystem::path real = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : real.string();
+}
+
+}  // namespace
+
 AtomicFile::AtomicFile(std::string target, std::string parameter)
-    : target_(std::move(target)), parameter_(std::move(parameter)), temp_(unique_temp_name(target_)) {
+    : target_(resolved_target(target)), parameter_(std::move(parameter)) {
   std::error_code ec;
   if (std::filesystem::is_directory(target_, ec)) {
-    temp_.clear();  // nothing was created
     fail(true, "is a directory; give a file name (e.g. " + (std::filesystem::path(target_) / "out").string() + ")");
   }
+  // A device, FIFO or socket would be replaced by a regular file (as root: /dev/null itself).
+  if (std::filesystem::exists(target_, ec) && !std::filesystem::is_regular_file(target_, ec)) {
+    fail(true, "is not a regular file (a device, FIFO or socket), and the output replaces its file whole; give the path "
+               "of a regular file");
+  }
+  temp_ = unique_temp_name(target_);
   fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     fail(true, std::string("cannot open for writing (") + std::strerror(errno) +

@@ -3,7 +3,9 @@
 // the target, then the folder is fsync'ed. A reader (or a crash, or kill -9) sees the previous
 // file or the new one, never half of one; two writers of one target never share a temporary.
 // The temporary is removed whenever the write does not complete (an error, a full disk, an
-// exception between writes): the destructor cleans up unless commit() succeeded.
+// exception between writes): the destructor cleans up unless commit() succeeded. A symbolic link
+// is followed (its target is replaced, the link kept); a device, FIFO or socket at the path is an
+// input error, never replaced.
 //
 //   AtomicFile f("results.json", "json");   // errors name the parameter "json"
 //   f.write(text.data(), text.size());

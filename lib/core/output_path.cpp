@@ -50,8 +50,13 @@ void check_output_file(const std::string& parameter, const std::string& path) {
   if (const int err = probe_folder(folder); err != 0) {
     bad(parameter, path, "cannot create files in " + folder.string() + " (" + std::strerror(err) + "); give a writable path");
   }
+  if (fs::exists(p, ec) && !fs::is_regular_file(p, ec)) {
+    bad(parameter, path,
+        "is not a regular file (a device, FIFO or socket), and the output replaces its file whole; give the path of a "
+        "regular file");
+  }
   if (fs::exists(p, ec)) {
-    const int fd = ::open(p.c_str(), O_WRONLY);
+    const int fd = ::open(p.c_str(), O_WRONLY | O_NONBLOCK);
     if (fd < 0) bad(parameter, path, std::string("cannot be replaced (") + std::strerror(errno) + "); give another path");
     ::close(fd);
   }

@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/file_check.h"
 #include "core/json_text.h"
+#include "core/limits.h"
 
 namespace scalelab::train {
 namespace {
@@ -157,13 +158,23 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const 
 CheckpointMeta load_checkpoint(const std::string& path, const std::string& model, nn::ParameterSet& params,
                                optim::Optimizer& optimizer) {
   check_not_directory(path, "checkpoint", "resume");
+  const auto bad = [&path](const std::string& what) { throw_parameter(ErrorKind::input, "resume", path + ": " + what); };
+  const std::string fix = "; give a file that scalelab train --checkpoint wrote";
+  std::error_code ec;
+  // A FIFO would block the read, a device (/dev/zero) never end it.
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    bad("is not a regular file (a device, FIFO or socket)" + fix);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_parameter(ErrorKind::input, "resume", path + ": cannot open the checkpoint; check the path");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto bad = [&path](const std::string& what) { throw_parameter(ErrorKind::input, "resume", path + ": " + what); };
-  if (bytes.size() < kMagicLen + 16 || bytes.compare(0, kMagicLen, kMagic) != 0) {
-    bad("not a scalelab checkpoint (bad magic)");
+  // The magic first: a large file of another kind is refused without being read whole.
+  std::string bytes(kMagicLen, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(kMagicLen));
+  if (in.gcount() != static_cast<std::streamsize>(kMagicLen) || bytes != kMagic) {
+    bad(std::string(in.gcount() == 0 ? "is empty" : "is not a scalelab checkpoint (bad magic)") + fix);
   }
+  bytes.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (bytes.size() < kMagicLen + 16) bad("is truncated (shorter than a checkpoint's header)" + fix);
   Fnv fnv;
   fnv.add(bytes.data(), bytes.size() - 8);
   std::uint64_t stored = 0;
@@ -215,12 +226,26 @@ CheckpointMeta load_checkpoint(const std::string& path, const std::string& model
   if (count("state") * 4 != ns || body + nv + ns + no + 8 != bytes.size()) {
     bad("its size does not match the model and optimizer it names");
   }
-  const auto optimizer_steps = static_cast<std::int64_t>(count("optimizer_steps"));
-  const CheckpointCounters counters{static_cast<std::int64_t>(count("epochs_done")),
-                                    static_cast<std::int64_t>(count("global_step"))};
+  // Counters past these are damage (a run of 2^53 steps is not one), not a run to continue.
+  constexpr std::uint64_t kMaxSteps = std::uint64_t{1} << 53;
+  const auto bounded = [&](const char* key, std::uint64_t most) {
+    const std::uint64_t v = count(key);
+    if (v > most) bad(std::string("header field \"") + key + "\" is " + std::to_string(v) + ", beyond any run (at most " +
+                      std::to_string(most) + "): the file is damaged; start afresh");
+    return static_cast<std::int64_t>(v);
+  };
+  const std::int64_t optimizer_steps = bounded("optimizer_steps", kMaxSteps);
+  const CheckpointCounters counters{bounded("epochs_done", limits::kMaxEpochs), bounded("global_step", kMaxSteps)};
   std::memcpy(params.values().data(), bytes.data() + body, nv);
   std::memcpy(params.state().data(), bytes.data() + body + nv, ns);
   std::memcpy(optimizer.state().data(), bytes.data() + body + nv + ns, no);
+  const auto finite = [](std::span<const float> v) {
+    return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+  };
+  if (!finite(params.values()) || !finite(params.state()) || !finite(optimizer.state())) {
+    bad("holds a parameter or optimizer state that is not a finite number (the run it saved had diverged?); start "
+        "afresh or resume from an earlier checkpoint");
+  }
   optimizer.set_step_count(optimizer_steps);
   // Format 1 did not record the training forwards nor the seed: -1 and 0 say so.
   const std::int64_t forwards = format >= 2 ? static_cast<std::int64_t>(count("training_forwards")) : std::int64_t{-1};

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,5 +130,28 @@ TEST(AtomicFile, ARefusedJsonWriteLeavesNoTemporary) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 7);
   EXPECT_EQ(files_in(d), 0u);
+  fs::remove_all(d);
+}
+
+// A symbolic link keeps being a link: the file it names gets the bytes. A FIFO (or a device such
+// as /dev/null) is refused, never replaced by a regular file, and nothing is left beside it.
+TEST(AtomicFile, FollowsLinksAndRefusesDevicesAndFifos) {
+  const fs::path d = fresh_folder("special");
+  fs::create_directories(d / "shared");
+  std::ofstream(d / "shared" / "results.json") << "old";
+  fs::create_symlink(d / "shared" / "results.json", d / "link.json");
+  write_file_atomically((d / "link.json").string(), "new", "json");
+  EXPECT_TRUE(fs::is_symlink(d / "link.json"));
+  EXPECT_EQ(read_all(d / "shared" / "results.json"), "new");
+  ASSERT_EQ(::mkfifo((d / "fifo.json").c_str(), 0600), 0);
+  try {
+    write_file_atomically((d / "fifo.json").string(), "x", "json");
+    FAIL() << "a FIFO was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_NE(std::string(e.what()).find("is not a regular file"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::is_fifo(d / "fifo.json"));
+  EXPECT_EQ(files_in(d), 3u);  // shared/, link.json, fifo.json
   fs::remove_all(d);
 }

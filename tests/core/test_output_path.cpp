@@ -2,6 +2,7 @@
 // leave nothing behind.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -58,6 +59,17 @@ TEST(OutputPath, FolderMissingFolderAndUnwritablePlacesAreNamed) {
             std::string::npos);
   std::ofstream(d / "file") << "x";
   EXPECT_NE(error_of([&] { check_output_file("json", (d / "file" / "a.json").string()); }).find("is not a folder"),
+            std::string::npos);
+  fs::remove_all(d);
+}
+
+// A FIFO would block the check's open (and the write), a device would be replaced: both refused.
+TEST(OutputPath, FifosAndDevicesAreRefusedAtOnce) {
+  const fs::path d = fresh_folder("fifo");
+  ASSERT_EQ(::mkfifo((d / "fifo.json").c_str(), 0600), 0);
+  EXPECT_NE(error_of([&] { check_output_file("json", (d / "fifo.json").string()); }).find("is not a regular file"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { check_output_file("json", "/dev/null"); }).find("--flag /dev/null: is not a regular file"),
             std::string::npos);
   fs::remove_all(d);
 }

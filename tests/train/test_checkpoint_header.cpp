@@ -2,12 +2,14 @@
 // writes (not an object, a field missing or of another type, a length past the end): each is an
 // input error naming the file, never a JSON library exception.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -114,4 +116,35 @@ TEST(CheckpointHeader, ALengthThatWrapsAroundIsPastTheEnd) {
   Fixture f;
   const std::string m = f.load_error(checkpoint_bytes(f.header.dump(), f.arrays, ~std::uint64_t{0} - 5));
   EXPECT_NE(m.find("header length runs past the end of the file"), std::string::npos) << m;
+}
+
+// Counters beyond any run and non-finite arrays are damage, refused by name; the file the run
+// would resume from is never a FIFO (which would block) or a device (which would never end).
+TEST(CheckpointHeader, CountersBeyondAnyRunAndNonFiniteValuesAreRefused) {
+  Fixture f;
+  const std::uint64_t huge = std::uint64_t{1} << 62;
+  EXPECT_NE(f.load_error_with("epochs_done", huge).find("\"epochs_done\" is 4611686018427387904, beyond any run"),
+            std::string::npos);
+  EXPECT_NE(f.load_error_with("global_step", huge).find("\"global_step\" is"), std::string::npos);
+  EXPECT_NE(f.load_error_with("optimizer_steps", huge).find("beyond any run"), std::string::npos);
+  std::string nan_arrays = f.arrays;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(nan_arrays.data(), &nan, sizeof nan);
+  EXPECT_NE(f.load_error(checkpoint_bytes(f.header.dump(), nan_arrays)).find("not a finite number"), std::string::npos);
+  EXPECT_NE(f.load_error("").find("is empty"), std::string::npos);
+}
+
+TEST(CheckpointHeader, AFifoOrADeviceIsRefusedWithoutReading) {
+  Fixture f;
+  const fs::path fifo = f.path.string() + ".fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string path : {fifo.string(), std::string("/dev/zero")}) {
+    try {
+      (void)train::load_checkpoint(path, "trivial", f.model->parameters(), *f.opt);
+      ADD_FAILURE() << path << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": is not a regular file"), std::string::npos) << e.what();
+    }
+  }
+  fs::remove(fifo);
 }
