@@ -1,6 +1,8 @@
 #include "cli.h"
 
+#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -53,16 +55,54 @@ void warn_deprecated(const std::string& command, const std::string& old_flag, co
   std::cerr << "scalelab " << command << ": " << old_flag << " is deprecated; use " << current << std::endl;
 }
 
-void check_output_files(const po::variables_map& vm, std::initializer_list<const char*> options) {
-  if (read_launch_env().rank != 0) return;
+void refuse_empty_paths(const po::variables_map& vm, std::initializer_list<const char*> options) {
   for (const char* option : options) {
-    if (vm.count(option) == 0) continue;
-    const std::string& path = vm[option].as<std::string>();
     // --json '' given on purpose would write nothing without a word (an empty default means "none").
-    if (path.empty() && !vm[option].defaulted()) {
+    if (vm.count(option) != 0 && !vm[option].defaulted() && vm[option].as<std::string>().empty()) {
       throw_usage(std::string("--") + option + " '': give a file name, or leave --" + option + " out");
     }
-    check_output_file(option, path);
+  }
+}
+
+void check_output_files(const po::variables_map& vm, std::initializer_list<const char*> options) {
+  refuse_empty_paths(vm, options);
+  if (read_launch_env().rank != 0) return;
+  for (const char* option : options) {
+    if (vm.count(option) != 0) check_output_file(option, vm[option].as<std::string>());
+  }
+}
+
+void check_distinct_files(const po::variables_map& vm, std::initializer_list<const char*> outputs, const char* input) {
+  namespace fs = std::filesystem;
+  const auto path_of = [&vm](const char* option) -> std::optional<fs::path> {
+    if (vm.count(option) == 0 || vm[option].as<std::string>().empty()) return std::nullopt;
+    std::error_code ec;
+    const fs::path given = fs::absolute(vm[option].as<std::string>(), ec);
+    const fs::path p = fs::weakly_canonical(given, ec);
+    return ec ? given.lexically_normal() : p;
+  };
+  std::vector<std::pair<const char*, fs::path>> seen;
+  for (const char* option : outputs) {
+    const auto p = path_of(option);
+    if (!p) continue;
+    for (const auto& [other, q] : seen) {
+      if (*p == q) {
+        throw_usage(std::string("--") + option + " and --" + other + " name the same file (" + vm[option].as<std::string>() +
+                    "): one would replace the other; give each its own file");
+      }
+    }
+    seen.emplace_back(option, *p);
+  }
+  if (input == nullptr) return;
+  const auto in = path_of(input);
+  if (!in) return;
+  const bool positional = std::string_view(input) == "file";
+  for (const auto& [other, q] : seen) {
+    if (*in == q) {
+      throw_usage(std::string("--") + other + " " + vm[other].as<std::string>() + ": is the file " +
+                  (positional ? std::string("this command reads") : "--" + std::string(input) + " reads") +
+                  ", and writing it would destroy it; give another output file");
+    }
   }
 }
 

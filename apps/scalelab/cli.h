@@ -43,6 +43,13 @@ void warn_deprecated(const std::string& command, const std::string& old_flag, co
 // (when given and not empty) can be created or replaced (core/output_path.h); an input error
 // naming the option otherwise ("--json /proc/x.json: cannot create files in /proc ...").
 void check_output_files(const po::variables_map& vm, std::initializer_list<const char*> options);
+// Files one command writes must be different files (two writers of one path leave one file), and
+// none may be `input`, a file the command reads first (an output over it destroys it). Paths are
+// compared after resolving "." and "..", and symbolic links; unset and empty ones are skipped.
+void check_distinct_files(const po::variables_map& vm, std::initializer_list<const char*> outputs,
+                          const char* input = nullptr);
+// An option given as '' where a file is wanted: a usage error (an empty default means "none").
+void refuse_empty_paths(const po::variables_map& vm, std::initializer_list<const char*> options);
 
 // Throws a usage error "scalelab <name>: <message>; see 'scalelab <name> --help'".
 [[noreturn]] void usage_error(const Args& args, const std::string& message);

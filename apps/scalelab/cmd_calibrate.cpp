@@ -59,6 +59,7 @@ int cmd_calibrate(const Args& args) {
     prepare_output_folder("profile", dir.string());
   }
   check_output_files(*vm, {"profile", "json"});
+  check_distinct_files(*vm, {"profile", "json"});
   const LaunchEnv env = read_launch_env();
   if (env.launcher == "none") {
     // Not under a launcher: start the 2 ranks ourselves, the way a student would.

@@ -66,6 +66,7 @@ std::optional<Parsed> parse_monitor(const Args& args) {
   auto vm = parse(ours, kUsage, o);
   if (!vm) return std::nullopt;
   check_output_files(*vm, {"output", "json"});
+  check_distinct_files(*vm, {"output", "json"});
   const double interval = (*vm)["loop"].as<double>();
   if (!(interval > 0) || !std::isfinite(interval)) {
     usage_error(args, fmt::format("-l/--loop {}: give a positive number of seconds", interval));

@@ -139,6 +139,7 @@ std::optional<Parsed> parse_simulate(const Args& args) {
   const auto vm = parse(args, kUsage, o);
   if (!vm) return std::nullopt;
   check_output_files(*vm, {"json", "timeline"});
+  check_distinct_files(*vm, {"json", "timeline"});
   Parsed p;
   sim::ScalingRequest& q = p.request;
   q.workload = (*vm)["workload"].as<std::string>();

@@ -23,6 +23,7 @@ int cmd_timeline(const Args& args) {
   if (!vm) return 0;
   if (!vm->count("file")) usage_error(args, "give the timeline file, e.g. scalelab timeline trace.json");
   check_output_files(*vm, {"json"});
+  check_distinct_files(*vm, {"json"}, "file");
   const std::string file = (*vm)["file"].as<std::string>();
   const report::TimelineSummary s = report::summarize_timeline(read_json_file(file), file);
 

@@ -67,6 +67,11 @@ std::optional<Parsed> parse_train(const Args& args) {
                   "write per-epoch records here (rank 0, after every epoch)");
   auto vm = parse(args, kUsage, o);
   if (!vm) return std::nullopt;
+  // --checkpoint "$CKPT" with CKPT unset would run a whole job without saving.
+  refuse_empty_paths(*vm, {"json", "checkpoint", "resume", "timeline", "gpu-monitor"});
+  // --resume F --checkpoint F continues one file; a record or trace over it would destroy it.
+  check_distinct_files(*vm, {"json", "timeline", "gpu-monitor", "checkpoint"});
+  check_distinct_files(*vm, {"json", "timeline", "gpu-monitor"}, "resume");
   return Parsed{read_train_options(*vm), (*vm)["json"].as<std::string>()};
 }
 
