@@ -2,8 +2,12 @@
 // lists the subcommands. Each subcommand lives in cmd_<name>.cpp and returns its exit code;
 // errors are scalelab::Error exceptions, turned here into one line on stderr and exit 2 (usage,
 // input) or 1 (runtime, comm). Under MPI a failing rank brings the job down (comm::fail_job).
+#include <fcntl.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -96,7 +100,24 @@ bool left_to_rank_zero(const scalelab::Error& e) {
 
 }  // namespace
 
+// Whether what the command printed reached standard output: a full disk or a closed pipe shows
+// only when the buffers are flushed, and a command that lost its output must not exit 0.
+bool stdout_delivered(std::string& why) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && !std::ferror(stdout) && !std::cout.bad()) return true;
+  why = errno != 0 ? std::strerror(errno) : "write error";
+  return false;
+}
+
 int main(int argc, char** argv) {
+  // With standard output closed, the first file the command opens would become descriptor 1 and
+  // receive what it prints.
+  if (::fcntl(1, F_GETFD) < 0) {
+    print_error_line("error: scalelab: standard output is closed; run it with an open standard output (> /dev/null to discard it)");
+    return 2;
+  }
   scalelab::keep_large_allocations();
   scalelab::data::register_jpeg_datasets();  // --dataset jpeg:DIR (libjpeg-turbo lives above lib/data)
   if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
@@ -135,6 +156,11 @@ int main(int argc, char** argv) {
     code = 1;
   } catch (const std::exception& e) {
     print_error_line("error: scalelab " + args.name + ": " + e.what());
+    code = 1;
+  }
+  if (std::string why; code == 0 && !stdout_delivered(why)) {
+    print_error_line("error: scalelab " + args.name + ": its output could not be written to standard output (" + why +
+                     "); check the disk or the pipe it goes to");
     code = 1;
   }
   if (code != 0) {

@@ -18,6 +18,20 @@
 namespace scalelab::report {
 namespace {
 
+// Whether the file's last bytes, trailing whitespace aside, are `ending`.
+bool ends_with_text(const std::string& path, const std::string& ending) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff tail = std::min<std::streamoff>(size, 64);
+  std::string last(static_cast<std::size_t>(tail), '\0');
+  in.seekg(size - tail);
+  in.read(last.data(), tail);
+  while (!last.empty() && (last.back() == '\n' || last.back() == '\r' || last.back() == ' ')) last.pop_back();
+  return last.size() >= ending.size() && last.compare(last.size() - ending.size(), ending.size(), ending) == 0;
+}
+
 namespace fs = std::filesystem;
 
 // A gnuplot string expression: single quotes, with embedded single quotes doubled; a newline
@@ -267,6 +281,14 @@ ChartFiles write_chart(const Chart& chart, const std::string& base) {
   if (rc != 0) {
     throw_runtime("gnuplot failed (exit " + std::to_string(rc) + ") on " + files.gp +
                   "; run `gnuplot " + stem + ".gp` in " + dir.string() + " to see why");
+  }
+  // gnuplot exits 0 when the disk fills under it: a chart counts as written when it is whole (an
+  // SVG ends with its closing tag, a PNG with its IEND chunk).
+  for (const auto& [file, ending] : {std::pair{&files.svg, std::string("</svg>")}, std::pair{&files.png, std::string("IEND\xae\x42\x60\x82")}}) {
+    if (!ends_with_text(*file, ending)) {
+      throw_runtime(*file + ": gnuplot left it incomplete (a full disk?); free some space and draw it again (`gnuplot " + stem +
+                    ".gp` in " + dir.string() + ")");
+    }
   }
   return files;
 }
