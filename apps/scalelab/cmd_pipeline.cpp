@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "core/cpu_share.h"
+#include "core/error.h"
 #include "core/results.h"
 #include "core/size_parse.h"
 #include "core/text.h"
@@ -189,6 +190,11 @@ int cmd_pipeline(const Args& args) {
         data::Batch b;
         std::size_t delivered = 0;
         while (pipe.next(b)) delivered += static_cast<std::size_t>(b.count);
+        // Skipping every sample measured nothing: as train says, the set is unusable.
+        if (delivered == 0 && pipe.skipped() > 0) {
+          throw_input(set.images_path() + ": every sample is bad (" + std::to_string(pipe.skipped()) +
+                      " skipped, none delivered); remake the data set with `scalelab data make-jpeg`");
+        }
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const data::StageSeconds st = pipe.stage_seconds();
         const double ips = static_cast<double>(delivered) / s;

@@ -106,6 +106,19 @@ PY
     expect_error 2 "^error: --on-bad-sample stop: set/images.bin sample 2 (.*not a JPEG" -- "${run[@]}"
     "${run[@]}" --on-bad-sample skip --json p.json || fail "skip"
     [ "$(json p.json '[(r["images"], r["skipped"]) for r in d["rows"]] == [(61, 3)] * 4')" = True ] || fail "skipped samples not counted"
+    # Every sample bad: skipping them all measured nothing, an input error as in train.
+    cp -r set allbad
+    python3 - <<'PY' || fail "corrupting every sample"
+import struct
+idx = bytearray(open("allbad/index.bin", "rb").read())
+for n in range(64):
+    off, size, label = struct.unpack_from("<QII", idx, 32 + 16 * n)
+    struct.pack_into("<QII", idx, 32 + 16 * n, off, size // 2, label)
+open("allbad/index.bin", "wb").write(idx)
+PY
+    expect_error 2 "^error: allbad/images.bin: every sample is bad (64 skipped, none delivered)" -- \
+      "$SCALELAB" pipeline --dataset jpeg:allbad --workers 1 --augment simple --decode fast --images 64 --batch-size 8 \
+      --on-bad-sample skip
     # Training stops at the first bad sample it meets, naming it, or with skip trains on: each bad
     # sample's place goes to the next good one, and every epoch counts the 3 (summed over ranks).
     "$SCALELAB" data make-jpeg --from idx --split test --size 64 --colour --out set/test > /dev/null || fail "make-jpeg --split test"
