@@ -47,6 +47,7 @@ struct RunArgs {
 std::optional<RunArgs> parse_run(const Args& args) {
   RunArgs r;
   std::string np_text;  // -np as given, for errors
+  bool hosts_given = false;
   const auto& a = args.argv;
   std::size_t i = 0;
   const auto value = [&](const std::string& flag) -> std::string {
@@ -72,8 +73,9 @@ std::optional<RunArgs> parse_run(const Args& args) {
       if (v < 1) usage_error(args, "-np " + std::to_string(v) + ": give a number of ranks >= 1");
       r.np = static_cast<int>(std::min<std::int64_t>(v, limits::kMaxRanksAcrossHosts + 1));
     } else if (s == "-H" || s == "--host") {
-      if (!r.hosts.empty()) usage_error(args, s + " given twice; give every host in one list (-H a:2,b:2)");
+      if (hosts_given) usage_error(args, s + " given twice; give every host in one list (-H a:2,b:2)");
       r.hosts = value(s);
+      hosts_given = true;
     } else if (s == "--dry-run") {
       r.dry_run = true;
     } else {
@@ -91,6 +93,31 @@ std::optional<RunArgs> parse_run(const Args& args) {
   }
   if (r.command.empty()) usage_error(args, "give the command to launch after --, e.g. scalelab run -np 2 -- bench allreduce");
   if (r.command.front() == "run") usage_error(args, "the launched command cannot be 'run' itself");
+  // Checked here, once, rather than by every rank it would start.
+  if (!is_scalelab_command(r.command.front())) {
+    usage_error(args, "'" + r.command.front() + "' after -- is not a scalelab command; give one of scalelab's (train, bench, scale ...)");
+  }
+  // Each host as Open MPI reads it, NAME or NAME:SLOTS with SLOTS >= 1: an empty list, an empty
+  // name or 0 slots would otherwise start the job on this machine alone.
+  if (hosts_given) {
+    const auto bad_host = [&](const std::string& h, const std::string& why) {
+      usage_error(args, "-H " + r.hosts + ": '" + h + "' " + why + ", e.g. -H node1:2,node2:2");
+    };
+    if (r.hosts.empty()) usage_error(args, "-H '': give host names with their slots, e.g. -H node1:2,node2:2");
+    for (const std::string& h : split_list(r.hosts)) {
+      const auto colon = h.rfind(':');
+      const std::string name = h.substr(0, colon);
+      if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") != std::string::npos) {
+        bad_host(h, "is not a host name: give names of letters, digits, '.', '-' and '_' with their slots");
+      }
+      if (colon != std::string::npos) {
+        const std::string slots = h.substr(colon + 1);
+        if (slots.empty() || slots.find_first_not_of("0123456789") != std::string::npos || std::stoll(slots.substr(0, 9)) < 1) {
+          bad_host(h, "has slots '" + slots + "': give a whole number of at least 1 after the colon");
+        }
+      }
+    }
+  }
   return r;
 }
 
