@@ -87,6 +87,19 @@ int cmd_slurm(const Args& args) {
   } else if (site.machine.empty()) {
     r.gpus_per_node = 0;
   }
+  if (r.gpus_per_node == 0) {
+    // A job that computes or communicates on GPUs, in an allocation that has none, fails once it starts.
+    for (std::size_t i = 1; i < command.size(); ++i) {
+      const std::string& w = command[i];
+      const std::string next = i + 1 < command.size() ? command[i + 1] : "";
+      const bool cuda = w == "--device=cuda" || (w == "--device" && next == "cuda");
+      const bool nccl = w == "--backend=nccl" || (w == "--backend" && next == "nccl");
+      if (cuda || nccl) {
+        usage_error(args, std::string(cuda ? "--device cuda" : "--backend nccl") +
+                              " in the job needs GPUs, and the job asks for none; give --gpus-per-node G (G >= 1)");
+      }
+    }
+  }
   if (vm->count("ranks-per-node")) r.ranks_per_node = (*vm)["ranks-per-node"].as<int>();
   r.time_seconds = cluster::parse_slurm_time((*vm)["time"].as<std::string>(), "time");
   if (vm->count("account")) r.account = (*vm)["account"].as<std::string>();
