@@ -1,6 +1,9 @@
 // Calibration profile storage and the calibrated CPU costs (see profile.h).
 #include "model/profile.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -38,9 +41,18 @@ double SizeTable::at(double b) const {
 std::string default_profile_path() {
   if (const char* env = std::getenv("SCALELAB_PROFILE"); env != nullptr && *env) return env;
   const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  const std::string base = (xdg != nullptr && *xdg) ? std::string(xdg) : std::string(home ? home : ".") + "/.cache";
-  return base + "/scalelab/this-machine.json";
+  if (xdg != nullptr && *xdg == '/') return std::string(xdg) + "/scalelab/this-machine.json";
+  // HOME unset or empty (some batch systems and containers): the account's home from the password
+  // database, not a path relative to wherever the command runs.
+  std::string home = std::getenv("HOME") != nullptr ? std::getenv("HOME") : "";
+  if (home.empty() || home.front() != '/') {
+    if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr && pw->pw_dir[0] == '/') home = pw->pw_dir;
+  }
+  if (home.empty() || home.front() != '/') {
+    throw_parameter(ErrorKind::usage, "profile",
+                    "no default calibration profile: HOME is not set to a folder; set HOME (or SCALELAB_PROFILE), or give --profile FILE");
+  }
+  return home + "/.cache/scalelab/this-machine.json";
 }
 
 namespace {
