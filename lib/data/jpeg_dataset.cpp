@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "data/jpeg_codec.h"
 
@@ -191,9 +192,11 @@ MakeJpegResult make_jpeg_dataset(const InMemoryDataset& from, const MakeJpegOpti
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) throw_parameter(ErrorKind::input, "out", dir + ": cannot make the folder (" + ec.message() + ")");
+  // The three files are written to temporaries and renamed into place only once all are complete
+  // (core/atomic_file.h): a full disk or a kill while remaking a set leaves the old set whole,
+  // never new images beside an old index.
   const fs::path images_path = fs::path(dir) / "images.bin";
-  std::ofstream images(images_path, std::ios::binary | std::ios::trunc);
-  if (!images) throw_parameter(ErrorKind::input, "out", images_path.string() + ": cannot be written");
+  AtomicFile images(images_path.string(), "out");
   JpegIndex index;
   index.width = index.height = static_cast<std::uint32_t>(o.size);
   index.channels = o.colour ? 3 : 1;
@@ -204,18 +207,13 @@ MakeJpegResult make_jpeg_dataset(const InMemoryDataset& from, const MakeJpegOpti
     const std::vector<std::uint8_t> pixels = jpeg_source_pixels(from, i, o);
     const std::vector<std::uint8_t> jpeg =
         encode_jpeg(pixels, {o.size, o.size, static_cast<int>(index.channels)}, o.quality);
-    images.write(reinterpret_cast<const char*>(jpeg.data()), static_cast<std::streamsize>(jpeg.size()));
+    images.write(jpeg.data(), jpeg.size());
     index.entries.push_back({offset, static_cast<std::uint32_t>(jpeg.size()), from.labels()[i]});
     offset += jpeg.size();
   }
-  images.close();
-  if (!images) throw_runtime(images_path.string() + ": writing failed (disk full?)");
   const std::vector<std::uint8_t> index_bytes = serialize_jpeg_index(index);
-  const fs::path index_path = fs::path(dir) / "index.bin";
-  std::ofstream idx(index_path, std::ios::binary | std::ios::trunc);
-  idx.write(reinterpret_cast<const char*>(index_bytes.data()), static_cast<std::streamsize>(index_bytes.size()));
-  idx.close();
-  if (!idx) throw_runtime(index_path.string() + ": writing failed (disk full?)");
+  AtomicFile idx((fs::path(dir) / "index.bin").string(), "out");
+  idx.write(index_bytes.data(), index_bytes.size());
   const nlohmann::json manifest{{"schema", "scalelab.jpeg-dataset"},
                                 {"version", kJpegIndexVersion},
                                 {"source", from.name()},
@@ -227,10 +225,12 @@ MakeJpegResult make_jpeg_dataset(const InMemoryDataset& from, const MakeJpegOpti
                                 {"quality", o.quality},
                                 {"colour", o.colour},
                                 {"images_bytes", offset}};
-  std::ofstream m(fs::path(dir) / "manifest.json", std::ios::trunc);
-  m << manifest.dump(2) << "\n";
-  m.close();
-  if (!m) throw_runtime((fs::path(dir) / "manifest.json").string() + ": writing failed (disk full?)");
+  const std::string manifest_text = manifest.dump(2) + "\n";
+  AtomicFile m((fs::path(dir) / "manifest.json").string(), "out");
+  m.write(manifest_text.data(), manifest_text.size());
+  images.commit();
+  idx.commit();
+  m.commit();
   return {count, offset};
 }
 
