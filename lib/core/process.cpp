@@ -1,8 +1,10 @@
 // run_process, this_executable and find_in_path (core/process.h), with posix_spawn and waitpid.
 #include "core/process.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +58,48 @@ class SignalForwarding {
   struct sigaction old_[std::size(kForwarded)] {};
 };
 
+// Starts `path` as a child that receives SIGTERM when this process dies, even by SIGKILL (which
+// nothing could forward): a launcher such as mpirun then ends its ranks instead of running on
+// without the command that started it. fork + exec, since posix_spawn cannot ask for that; a
+// close-on-exec pipe brings back exec's errno. Returns 0 or that errno.
+int spawn_tied(const std::string& path, std::vector<char*>& argv, const std::string& working_dir, pid_t& pid) {
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return errno;
+  const pid_t parent = ::getpid();
+  pid = ::fork();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    return err;
+  }
+  if (pid == 0) {
+    ::close(report[0]);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before the request took hold
+    int err = 0;
+    if (!working_dir.empty() && ::chdir(working_dir.c_str()) != 0) err = errno;
+    if (err == 0) {
+      ::execve(path.c_str(), argv.data(), environ);  // handlers go back to default on exec
+      err = errno;
+    }
+    (void)!::write(report[1], &err, sizeof err);
+    ::_exit(127);
+  }
+  ::close(report[1]);
+  int err = 0;
+  ssize_t n = 0;
+  while ((n = ::read(report[0], &err, sizeof err)) < 0 && errno == EINTR) {
+  }
+  ::close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof err) && err != 0) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return err;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_process(const std::vector<std::string>& argv, const std::string& working_dir, bool forward_signals) {
@@ -81,7 +125,12 @@ int run_process(const std::vector<std::string>& argv, const std::string& working
     posix_spawnattr_setsigdefault(&attr, &defaults);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
   }
-  const int rc = posix_spawn(&pid, copy[0].c_str(), &actions, &attr, ptrs.data(), environ);
+  int rc = 0;
+  if (forward_signals) {
+    rc = spawn_tied(copy[0], ptrs, working_dir, pid);
+  } else {
+    rc = posix_spawn(&pid, copy[0].c_str(), &actions, &attr, ptrs.data(), environ);
+  }
   posix_spawnattr_destroy(&attr);
   if (rc == 0 && forward_signals) {
     g_child = pid;

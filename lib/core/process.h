@@ -14,7 +14,8 @@ namespace scalelab {
 // (waitpid fails with ECHILD; nothing spins).
 // With `forward_signals`, SIGTERM, SIGINT and SIGHUP received while the child runs are passed on
 // to it (a launcher such as mpirun then ends its ranks); run_process waits for the child to end
-// and returns 128 + the first such signal, as a shell would for a process that signal ended.
+// and returns 128 + the first such signal, as a shell would for a process that signal ended; and
+// the child gets SIGTERM if this process dies, even by SIGKILL (Linux's parent-death signal).
 int run_process(const std::vector<std::string>& argv, const std::string& working_dir = "",
                 bool forward_signals = false);
 

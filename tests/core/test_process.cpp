@@ -4,11 +4,13 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "core/error.h"
@@ -144,6 +146,57 @@ TEST(Process, ForwardedSignalEndsTheChildAndIs128PlusItsNumber) {
   struct sigaction now {};
   sigaction(SIGTERM, nullptr, &now);
   EXPECT_EQ(now.sa_handler, SIG_DFL);
+}
+
+// With forwarding, the child also ends when the process that started it is killed outright
+// (SIGKILL cannot be forwarded): `scalelab run` killed so leaves no mpirun running on.
+TEST(Process, ForwardingChildEndsWhenItsStarterIsKilled) {
+  const std::string sh = find_in_path("sh");
+  ASSERT_FALSE(sh.empty());
+  const auto pidfile = std::filesystem::temp_directory_path() / ("scalelab-tied-" + std::to_string(::getpid()));
+  std::filesystem::remove(pidfile);
+  const pid_t starter = ::fork();
+  ASSERT_GE(starter, 0);
+  if (starter == 0) {
+    (void)run_process({sh, "-c", "echo $$ > " + pidfile.string() + ".part && mv " + pidfile.string() + ".part " +
+                                     pidfile.string() + " && exec sleep 60"},
+                      "", true);
+    ::_exit(0);
+  }
+  pid_t child = 0;
+  for (int i = 0; i < 600 && child == 0; ++i) {
+    std::ifstream in(pidfile);
+    if (!(in >> child)) child = 0;
+    if (child == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(child, 0) << "the child never started";
+  ::kill(starter, SIGKILL);
+  ::waitpid(starter, nullptr, 0);
+  // Gone, or a zombie waiting for init to reap it: either way no longer running.
+  const auto running = [child] {
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string text;
+    if (!std::getline(stat, text)) return false;
+    const auto close = text.rfind(')');
+    return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+  };
+  bool ended = false;
+  for (int i = 0; i < 200 && !ended; ++i) {
+    ended = !running();
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!ended) ::kill(child, SIGKILL);
+  EXPECT_TRUE(ended) << "the child ran on after its starter was killed";
+  std::filesystem::remove(pidfile);
+}
+
+TEST(Process, AMissingProgramWithForwardingIsARuntimeErrorNamingIt) {
+  try {
+    (void)run_process({"/no/such/program"}, "", true);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot start /no/such/program"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
