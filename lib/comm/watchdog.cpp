@@ -65,6 +65,27 @@ bool read_heartbeat(const std::string& dir, int rank, Heartbeat& h) {
   return true;
 }
 
+// Heartbeat folders of jobs that were killed (nothing removed them) under `base`: a folder goes
+// when every rank file in it is one of ours and none was stamped in the last hour (a live rank's
+// watchdog thread stamps its file every second). `keep` is this job's own folder.
+void remove_stale_heartbeats(const std::string& base, const std::string& keep, double now) {
+  constexpr double kStaleS = 3600;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("scalelab-heartbeat-", 0) != 0 || entry.path() == keep || !entry.is_directory(ec)) continue;
+    bool stale = true;
+    for (const auto& f : std::filesystem::directory_iterator(entry.path(), ec)) {
+      std::ifstream in(f.path(), std::ios::binary);
+      Record r{};
+      const bool ours = f.path().filename().string().rfind("rank-", 0) == 0 &&
+                        in.read(reinterpret_cast<char*>(&r), sizeof r) && r.magic == kMagic;
+      if (!ours || now - r.written < kStaleS) stale = false;
+    }
+    if (stale && !ec) std::filesystem::remove_all(entry.path(), ec);
+  }
+}
+
 }  // namespace
 
 std::string StallWatchdog::heartbeat_dir() {
@@ -128,6 +149,9 @@ StallWatchdog::StallWatchdog(double timeout_s, int rank, int ranks, std::string 
       last_beat_wall_s_(wall_seconds()) {
   if (timeout_s_ <= 0) return;
   if (ranks_ > 1) dir_ = heartbeat_dir();
+  if (!dir_.empty() && rank_ == 0) {
+    remove_stale_heartbeats(std::filesystem::path(dir_).parent_path().string(), dir_, wall_seconds());
+  }
   if (!dir_.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);

@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "comm/watchdog.h"
@@ -70,6 +72,37 @@ TEST_F(HeartbeatFolder, NoReadablePeerGivesNoReport) {
   }
   EXPECT_FALSE(std::filesystem::exists(dir)) << "the last rank out removes the folder";
   EXPECT_EQ(StallWatchdog::describe_peers("", 0, 2, wall_now()), "");
+}
+
+// Folders of killed jobs do not pile up: rank 0 of the next job removes those whose every rank
+// record is ours and an hour old, and keeps fresh ones and folders holding anything else.
+TEST_F(HeartbeatFolder, StaleFoldersOfKilledJobsAreRemoved) {
+  // A record as a rank leaves it (the watchdog's layout), stamped `written`.
+  const auto leave = [this](const std::string& job, const char* file, double written) {
+    struct {
+      std::uint64_t magic = 0x31544248534c4353ull;
+      char phase[40] = "allreduce";
+      std::int64_t step = 3;
+      double beat = 0;
+      double written = 0;
+    } r;
+    r.beat = r.written = written;
+    const auto dir = base_ / ("scalelab-heartbeat-" + job);
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / file, std::ios::binary).write(reinterpret_cast<const char*>(&r), sizeof r);
+    return dir;
+  };
+  const auto killed = leave("killed", "rank-0", wall_now() - 7200);
+  (void)leave("killed", "rank-1", wall_now() - 7300);
+  const auto running = leave("running", "rank-0", wall_now());
+  const auto other = leave("other", "rank-0", wall_now() - 7200);
+  std::ofstream(other / "notes.txt") << "not a heartbeat";
+  {
+    StallWatchdog r0(1000, 0, 2, "training");
+  }
+  EXPECT_FALSE(std::filesystem::exists(killed));
+  EXPECT_TRUE(std::filesystem::exists(running));
+  EXPECT_TRUE(std::filesystem::exists(other));
 }
 
 }  // namespace
