@@ -142,7 +142,9 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const 
                                  {"epochs_done", meta.counters.epochs_done},
                                  {"global_step", meta.counters.global_step},
                                  {"training_forwards", meta.counters.training_forwards},
-                                 {"seed", meta.seed}};
+                                 {"seed", meta.seed},
+                                 {"ranks", meta.ranks},
+                                 {"global_batch", meta.global_batch}};
   const std::string text = header.dump();
   Writer w(path, after_bytes);
   w.write(kMagic, kMagicLen);
@@ -256,6 +258,9 @@ CheckpointMeta load_checkpoint(const std::string& path, const std::string& model
     seed = it->get<std::uint64_t>();
   }
   CheckpointMeta meta{ck_model, ck_opt, {counters.epochs_done, counters.global_step, forwards}, seed, format};
+  // Recorded since they were added (optional: older checkpoints of the same format lack them).
+  if (header.contains("ranks")) meta.ranks = bounded("ranks", std::uint64_t{1} << 31);
+  if (header.contains("global_batch")) meta.global_batch = bounded("global_batch", kMaxSteps);
   return meta;
 }
 

@@ -36,6 +36,9 @@ struct CheckpointMeta {
   CheckpointCounters counters;
   std::uint64_t seed = 0;              // TrainConfig::seed of the run that wrote it
   int format = 0;                      // as read; save_checkpoint writes the current one
+  // The run that wrote it: ranks and global batch (0 in checkpoints that did not record them).
+  std::int64_t ranks = 0;
+  std::int64_t global_batch = 0;
 };
 
 // One job per checkpoint file: an advisory lock (flock) on "<path>.lock", held from the job's

@@ -118,12 +118,19 @@ TrainResult Trainer::run() {
   comm::require_same(comm_, static_cast<std::uint64_t>(passes), "backward_passes_per_step", "ranks disagree");
   comm::require_same(comm_, steps, "max_steps", "ranks disagree on the steps per epoch");
   std::int64_t counters[3] = {0, 0, 0};  // epochs done, global step, training forwards per rank
+  std::string resume_note;                // rank 0: the checkpoint came from another rank count or batch
   if (rank == 0 && !config_.resume.empty()) {
     const CheckpointMeta meta = load_checkpoint(config_.resume, config_.model, params, optimizer);
     if (meta.format >= 2 && meta.seed != config_.seed) {
       throw_parameter(ErrorKind::usage, "seed",
                       fmt::format("{}: {} was trained with seed {}; resume with the same seed (the data order and "
                                   "dropout masks continue from it)", config_.seed, config_.resume, meta.seed));
+    }
+    if (meta.ranks > 0 && (meta.ranks != comm_.size() || meta.global_batch != static_cast<std::int64_t>(global_batch()))) {
+      resume_note = fmt::format(
+          "  note: {} was written by {} rank{} at global batch {}; this run has {} at {}: the data order and the "
+          "learning-rate schedule go on from a different run than the one saved",
+          config_.resume, meta.ranks, meta.ranks == 1 ? "" : "s", meta.global_batch, comm_.size(), global_batch());
     }
     counters[0] = meta.counters.epochs_done;
     counters[1] = meta.counters.global_step;
@@ -169,6 +176,7 @@ TrainResult Trainer::run() {
     progress.line("  gradients: " + engine_->averaging());
     if (counters[0] > 0) {
       progress.line(fmt::format("  resumed from {}: {} epochs done, global step {}", config_.resume, counters[0], counters[1]));
+      if (!resume_note.empty()) progress.line(resume_note);
     }
     if (!preamble_.empty()) progress.line(preamble_);
   }
@@ -276,7 +284,9 @@ TrainResult Trainer::run() {
       const double c0 = now_seconds();
       watchdog.beat("checkpoint", global_step);
       engine_->store_to_host();
-      save_checkpoint(config_.checkpoint, {config_.model, optimizer.name(), {epoch + 1, global_step, training_forwards}, config_.seed},
+      save_checkpoint(config_.checkpoint,
+                      {config_.model, optimizer.name(), {epoch + 1, global_step, training_forwards}, config_.seed, 0,
+                       comm_.size(), static_cast<std::int64_t>(global_batch())},
                       params, optimizer);
       timeline.span(Phase::checkpoint, c0, now_seconds());
     }

@@ -104,6 +104,12 @@ case $CASE in
     "$SCALELAB" run -np 2 -- train --dataset synthetic --model mlp --epochs 3 --max-steps 20 --batch-size 32 \
         --json r.json --resume ck.bin --algo ring > resume.txt 2>&1 || { cat resume.txt; fail "resume"; }
     grep -q "resumed from ck.bin: 2 epochs done" resume.txt || fail "resume message"
+    grep -q "note:" resume.txt && fail "a note although the rank count and batch are the checkpoint's"
+    # At another rank count the run goes on, and says how it differs from the one saved.
+    "$SCALELAB" run -np 3 -- train --dataset synthetic --model mlp --epochs 3 --max-steps 20 --batch-size 32 \
+        --resume ck.bin --algo ring > resume3.txt 2>&1 || { cat resume3.txt; fail "resume at 3 ranks"; }
+    grep -q "note: ck.bin was written by 2 ranks at global batch 64; this run has 3 at 96" resume3.txt \
+      || { cat resume3.txt; fail "no note of the other rank count"; }
     [ "$(json r.json "[e['epoch'] for e in d['epochs']]")" = "[3]" ] || fail "only epoch 3 trained"
     # --epochs not above the epochs the checkpoint holds has nothing to train: an error naming both.
     expect_error 2 "^error: --epochs 2: ck.bin already holds 2 epochs; give a total above 2 to train on$" -- \

@@ -138,7 +138,7 @@ TEST(CheckpointHeader, AFifoOrADeviceIsRefusedWithoutReading) {
   Fixture f;
   const fs::path fifo = f.path.string() + ".fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  for (const std::string path : {fifo.string(), std::string("/dev/zero")}) {
+  for (const std::string& path : {fifo.string(), std::string("/dev/zero")}) {
     try {
       (void)train::load_checkpoint(path, "trivial", f.model->parameters(), *f.opt);
       ADD_FAILURE() << path << " was accepted";
