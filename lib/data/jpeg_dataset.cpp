@@ -242,8 +242,10 @@ JpegDataset::JpegDataset(const std::string& dir) : dir_(dir) {
   images_path_ = (fs::path(dir) / "images.bin").string();
   for (const fs::path& p : {index_path, fs::path(images_path_)}) {
     if (!fs::is_regular_file(p)) {
+      std::error_code ec;
       throw_parameter(ErrorKind::input, "dataset", "jpeg:" + dir + ": " + p.filename().string() +
-                                                       " is missing; remake the data set with `scalelab data make-jpeg`");
+                                                       (fs::exists(p, ec) ? " is not a regular file" : " is missing") +
+                                                       "; remake the data set with `scalelab data make-jpeg`");
     }
   }
   index_ = parse_jpeg_index(read_all(index_path), index_path.string());

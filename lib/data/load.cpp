@@ -29,9 +29,13 @@ std::string find_file(const fs::path& dir, const std::string& stem, const std::s
     std::error_code ec;
     if (fs::is_regular_file(dir / name, ec)) return (dir / name).string();
   }
+  std::error_code ec;
+  // A packed JPEG set given without its prefix reads as a folder of IDX files.
+  const bool jpeg_set = fs::is_regular_file(dir / "index.bin", ec) && fs::is_regular_file(dir / "images.bin", ec);
   const std::string hint = default_dir ? "install it with 'apt-get install dataset-fashion-mnist' or point the data folder "
                                          "(or SCALELAB_DATA_DIR) at a folder holding the four IDX files"
-                                       : "give a folder holding the four IDX files, or use the synthetic dataset";
+                           : jpeg_set ? "it holds a JPEG data set: give it as --dataset jpeg:" + dir.string()
+                                      : "give a folder holding the four IDX files, or use the synthetic dataset";
   throw_parameter(ErrorKind::input, folder_parameter(dir, dataset),
                   dir.string() + ": no " + stem + "[.gz] for " + dataset + "; " + hint);
 }
@@ -55,7 +59,7 @@ RawSplit load_split(const fs::path& dir, const std::string& prefix, const std::s
     throw_input(raw.images_path + ": holds " + std::to_string(raw.images.count) + " images but " + labels_path +
                 " holds " + std::to_string(raw.labels.size()) + " labels; the files do not belong together");
   }
-  if (raw.images.count == 0) throw_input(raw.images_path + ": holds no images");
+  if (raw.images.count == 0) throw_input(raw.images_path + ": holds no images; give a data set with samples in it");
   return raw;
 }
 

@@ -142,6 +142,8 @@ PY
     fixture_set
     expect_error 2 "jpeg:set: no test set in set/test; make one with .scalelab data make-jpeg --split test.*or train without evaluation (--no-eval)" -- \
       "$SCALELAB" train --dataset jpeg:set --model cnn --crop 28 --epochs 1 --batch-size 8
+    expect_error 2 "no train-images-idx3-ubyte\[.gz\] for set; it holds a JPEG data set: give it as --dataset jpeg:set" -- \
+      "$SCALELAB" train --dataset set --model mlp --epochs 1 --batch-size 8
     "$SCALELAB" train --dataset jpeg:set --model mlp --crop 28 --epochs 1 --batch-size 8 --no-eval > noeval.txt \
       || { cat noeval.txt; fail "train --no-eval on a set without its test split"; }
     grep -q "on jpeg:set (64 training, no test samples)" noeval.txt || fail "the set without a test split is not named so"
