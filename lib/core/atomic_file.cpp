@@ -2,10 +2,12 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -26,6 +28,30 @@ std::string resolved_target(const std::string& path) {
   return ec ? path : real.string();
 }
 
+// Temporaries of `target` that writers killed mid-write left behind ("<target>.tmp.<pid>.<hex>"):
+// removed when their process is gone from this machine and they are an hour old (a writer on
+// another host of a shared folder is not visible here; an hour outlasts any write).
+void remove_abandoned_temporaries(const std::string& target) {
+  namespace fs = std::filesystem;
+  const fs::path t(target);
+  const fs::path dir = t.has_parent_path() ? t.parent_path() : fs::path(".");
+  const std::string prefix = t.filename().string() + ".tmp.";
+  const auto now = fs::file_time_type::clock::now();
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    const std::size_t dot = rest.find('.');
+    if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot) continue;
+    const long pid = std::stol(rest.substr(0, std::min<std::size_t>(dot, 9)));
+    std::error_code time_ec;
+    const auto written = fs::last_write_time(e.path(), time_ec);
+    const bool old = !time_ec && now - written > std::chrono::hours(1);
+    if (old && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(e.path(), time_ec);
+  }
+}
+
 }  // namespace
 
 AtomicFile::AtomicFile(std::string target, std::string parameter)
@@ -39,6 +65,7 @@ AtomicFile::AtomicFile(std::string target, std::string parameter)
     fail(true, "is not a regular file (a device, FIFO or socket), and the output replaces its file whole; give the path "
                "of a regular file");
   }
+  remove_abandoned_temporaries(target_);
   temp_ = unique_temp_name(target_);
   fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) {

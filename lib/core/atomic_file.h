@@ -5,7 +5,8 @@
 // The temporary is removed whenever the write does not complete (an error, a full disk, an
 // exception between writes): the destructor cleans up unless commit() succeeded. A symbolic link
 // is followed (its target is replaced, the link kept); a device, FIFO or socket at the path is an
-// input error, never replaced.
+// input error, never replaced. Temporaries that writers killed mid-write left beside the target
+// are removed by the next write of it, once their process is gone and they are an hour old.
 //
 //   AtomicFile f("results.json", "json");   // errors name the parameter "json"
 //   f.write(text.data(), text.size());

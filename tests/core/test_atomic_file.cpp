@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -153,5 +154,26 @@ TEST(AtomicFile, FollowsLinksAndRefusesDevicesAndFifos) {
   }
   EXPECT_TRUE(fs::is_fifo(d / "fifo.json"));
   EXPECT_EQ(files_in(d), 3u);  // shared/, link.json, fifo.json
+  fs::remove_all(d);
+}
+
+// A writer killed mid-write (SIGKILL, or a rank's SIGTERM) leaves its temporary; the next write of
+// the same target removes it once its process is gone and it is an hour old, and nothing else.
+TEST(AtomicFile, AbandonedTemporariesOfDeadWritersAreRemoved) {
+  const fs::path d = fresh_folder("abandoned");
+  const auto leave = [&](const std::string& name, std::chrono::hours age) {
+    std::ofstream(d / name) << "half";
+    fs::last_write_time(d / name, fs::file_time_type::clock::now() - age);
+  };
+  leave("a.json.tmp.99999999.0badf00d", std::chrono::hours(2));                           // dead, old: removed
+  leave("a.json.tmp.99999998.0badf00d", std::chrono::hours(0));                           // dead, fresh: kept
+  leave("a.json.tmp." + std::to_string(::getpid()) + ".0badf00d", std::chrono::hours(2));  // alive: kept
+  leave("b.json.tmp.99999999.0badf00d", std::chrono::hours(2));                           // another target: kept
+  write_file_atomically((d / "a.json").string(), "new", "json");
+  EXPECT_FALSE(fs::exists(d / "a.json.tmp.99999999.0badf00d"));
+  EXPECT_TRUE(fs::exists(d / "a.json.tmp.99999998.0badf00d"));
+  EXPECT_TRUE(fs::exists(d / ("a.json.tmp." + std::to_string(::getpid()) + ".0badf00d")));
+  EXPECT_TRUE(fs::exists(d / "b.json.tmp.99999999.0badf00d"));
+  EXPECT_EQ(read_all(d / "a.json"), "new");
   fs::remove_all(d);
 }
