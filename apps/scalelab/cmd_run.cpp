@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -200,7 +201,12 @@ int cmd_run(const Args& args) {
     throw_runtime("scalelab run: mpirun not found in PATH; install Open MPI (Debian: apt-get install openmpi-bin)");
   }
   std::cerr << shown << std::endl;
-  return run_process(cmd, "", /*forward_signals=*/true);  // SIGTERM/SIGINT end mpirun and its ranks too
+  const int rc = run_process(cmd, "", /*forward_signals=*/true);  // SIGTERM/SIGINT end mpirun and its ranks too
+  // mpirun ends its ranks in silence when it is interrupted: say why the job stopped.
+  if (rc > 128 && rc < 128 + 65) {
+    std::cerr << "scalelab run: the job ended by signal " << rc - 128 << " (" << strsignal(rc - 128) << ")" << std::endl;
+  }
+  return rc;
 }
 
 }  // namespace scalelab::cli

@@ -75,6 +75,7 @@ left=$(leftovers)
 
 if [ "$KIND" = run ]; then
   [ "$rc" = $((128 + $(kill -l "$SIGNAL"))) ] || fail "exit $rc, expected 128 + SIG$SIGNAL"
+  grep -q "^scalelab run: the job ended by signal $(kill -l "$SIGNAL") " out.txt || fail "no line saying why the job ended"
   exit 0
 fi
 case $SIGNAL in
