@@ -2,12 +2,8 @@
 // lists the subcommands. Each subcommand lives in cmd_<name>.cpp and returns its exit code;
 // errors are scalelab::Error exceptions, turned here into one line on stderr and exit 2 (usage,
 // input) or 1 (runtime, comm). Under MPI a failing rank brings the job down (comm::fail_job).
-#include <fcntl.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -22,6 +18,7 @@
 #include "core/error.h"
 #include "core/launch_env.h"
 #include "core/malloc_tuning.h"
+#include "core/standard_output.h"
 #include "data/jpeg_training_set.h"
 
 namespace {
@@ -100,21 +97,10 @@ bool left_to_rank_zero(const scalelab::Error& e) {
 
 }  // namespace
 
-// Whether what the command printed reached standard output: a full disk or a closed pipe shows
-// only when the buffers are flushed, and a command that lost its output must not exit 0.
-bool stdout_delivered(std::string& why) {
-  std::cout.flush();
-  errno = 0;
-  const bool flushed = std::fflush(stdout) == 0;
-  if (flushed && !std::ferror(stdout) && !std::cout.bad()) return true;
-  why = errno != 0 ? std::strerror(errno) : "write error";
-  return false;
-}
-
 int main(int argc, char** argv) {
   // With standard output closed, the first file the command opens would become descriptor 1 and
   // receive what it prints.
-  if (::fcntl(1, F_GETFD) < 0) {
+  if (!scalelab::standard_output_open()) {
     print_error_line("error: scalelab: standard output is closed; run it with an open standard output (> /dev/null to discard it)");
     return 2;
   }
@@ -158,7 +144,7 @@ int main(int argc, char** argv) {
     print_error_line("error: scalelab " + args.name + ": " + e.what());
     code = 1;
   }
-  if (std::string why; code == 0 && !stdout_delivered(why)) {
+  if (const std::string why = code == 0 ? scalelab::standard_output_error() : ""; !why.empty()) {
     print_error_line("error: scalelab " + args.name + ": its output could not be written to standard output (" + why +
                      "); check the disk or the pipe it goes to");
     code = 1;

@@ -10,6 +10,7 @@
 
 #include "core/option_error.h"
 #include "core/output_path.h"
+#include "core/standard_output.h"
 
 namespace scalelab::labs {
 namespace po = boost::program_options;
@@ -88,7 +89,16 @@ int lab_main(const lab::Lab& lab, int argc, char** argv) {
     if (o.out_dir.empty()) throw_usage("--out '': give a folder, or leave --out out for " + name + "-out");
     prepare_output_folder("out_dir", o.out_dir);
     check_output_file("json", o.json);
-    return lab.run(o, command, lab_message);
+    if (!standard_output_open()) {
+      throw_usage("standard output is closed; run it with an open standard output (> /dev/null to discard it)");
+    }
+    const int rc = lab.run(o, command, lab_message);
+    if (const std::string why = rc == 0 ? standard_output_error() : ""; !why.empty()) {
+      std::cerr << "error: " << name << ": its output could not be written to standard output (" << why
+                << "); check the disk or the pipe it goes to\n";
+      return 1;
+    }
+    return rc;
   } catch (po::error& e) {
     std::cerr << "error: " << name << ": " << option_error_message(e) << "; see '" << name << " --help'\n";
     return 2;
