@@ -52,6 +52,7 @@ int cmd_calibrate(const Args& args) {
       ("force", "save the profile even when a rank did not get its core while measuring (a busy machine)");
   const auto vm = parse(args, "scalelab calibrate [--profile FILE] [--quick] [--json FILE] [--force]   (2 ranks: scalelab run -np 2 -- calibrate)", opts);
   if (!vm) return 0;
+  if ((*vm)["profile"].defaulted() && (*vm)["profile"].as<std::string>().empty()) throw_parameter(ErrorKind::usage, "profile", model::kNoDefaultProfile);
   // Before minutes of measurement, not after: the profile's folder (created, as the default's is
   // on a first calibration) and both files.
   if (const auto dir = std::filesystem::path((*vm)["profile"].as<std::string>()).parent_path();

@@ -2,68 +2,29 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/file_check.h"
 #include "core/output_path.h"
 
 namespace scalelab {
 
-namespace {
-
-// The file a write to `path` means: a symbolic link's target (so that the link stays a link and
-// the file it names gets the bytes), else the path itself.
-std::string resolved_target(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_symlink(path, ec)) return path;
-  const std::filesystem::path real = std::filesystem::weakly_canonical(path, ec);
-  return ec ? path : real.string();
-}
-
-// Temporaries of `target` that writers killed mid-write left behind ("<target>.tmp.<pid>.<hex>"):
-// removed when their process is gone from this machine and they are an hour old (a writer on
-// another host of a shared folder is not visible here; an hour outlasts any write).
-void remove_abandoned_temporaries(const std::string& target) {
-  namespace fs = std::filesystem;
-  const fs::path t(target);
-  const fs::path dir = t.has_parent_path() ? t.parent_path() : fs::path(".");
-  const std::string prefix = t.filename().string() + ".tmp.";
-  const auto now = fs::file_time_type::clock::now();
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::string rest = name.substr(prefix.size());
-    const std::size_t dot = rest.find('.');
-    if (dot == 0 || dot == std::string::npos || rest.find_first_not_of("0123456789") != dot) continue;
-    const long pid = std::stol(rest.substr(0, std::min<std::size_t>(dot, 9)));
-    std::error_code time_ec;
-    const auto written = fs::last_write_time(e.path(), time_ec);
-    const bool old = !time_ec && now - written > std::chrono::hours(1);
-    if (old && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(e.path(), time_ec);
-  }
-}
-
-}  // namespace
-
 AtomicFile::AtomicFile(std::string target, std::string parameter)
-    : target_(resolved_target(target)), parameter_(std::move(parameter)) {
+    : target_(resolved_output_path(target)), parameter_(std::move(parameter)) {
   std::error_code ec;
   if (std::filesystem::is_directory(target_, ec)) {
     fail(true, "is a directory; give a file name (e.g. " + (std::filesystem::path(target_) / "out").string() + ")");
   }
   // A device, FIFO or socket would be replaced by a regular file (as root: /dev/null itself).
-  if (std::filesystem::exists(target_, ec) && !std::filesystem::is_regular_file(target_, ec)) {
-    fail(true, "is not a regular file (a device, FIFO or socket), and the output replaces its file whole; give the path "
-               "of a regular file");
+  if (is_special_file(target_)) {
+    fail(true, std::string(kSpecialFileWords) + ", and the output replaces its file whole; give the path of a regular file");
   }
   remove_abandoned_temporaries(target_);
   temp_ = unique_temp_name(target_);
@@ -110,11 +71,16 @@ void AtomicFile::write(const void* data, std::size_t n) {
   }
 }
 
-void AtomicFile::commit() {
+void AtomicFile::prepare() {
+  if (fd_ < 0) return;  // prepared already
   if (::fsync(fd_) != 0) fail(false, std::string("fsync failed (") + std::strerror(errno) + "); nothing was replaced");
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) fail(false, std::string("close failed (") + std::strerror(errno) + "); nothing was replaced");
+}
+
+void AtomicFile::commit() {
+  prepare();
   if (std::rename(temp_.c_str(), target_.c_str()) != 0) {
     fail(false, std::string("cannot rename the temporary file into place (") + std::strerror(errno) + ")");
   }

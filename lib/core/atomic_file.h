@@ -30,7 +30,11 @@ class AtomicFile {
 
   // Appends n bytes; a runtime error (the temporary removed) when the disk refuses them.
   void write(const void* data, std::size_t n);
-  // fsync, close, rename over the target, fsync the folder. After an error the temporary is gone.
+  // fsync and close the temporary, without replacing the target yet: several files can then be
+  // made durable first and renamed into place back to back. After an error the temporary is gone.
+  void prepare();
+  // prepare (when not done), rename over the target, fsync the folder. After an error the
+  // temporary is gone.
   void commit();
   [[nodiscard]] const std::string& temp_path() const { return temp_; }
 

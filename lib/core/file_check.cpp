@@ -23,4 +23,10 @@ void check_not_directory(const std::string& path, const std::string& what, const
   throw_parameter(ErrorKind::input, parameter, detail);
 }
 
+bool is_special_file(const std::string& path) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  return !ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) && !std::filesystem::is_directory(st);
+}
+
 }  // namespace scalelab

@@ -14,4 +14,11 @@ namespace scalelab {
 // message says what to do).
 void check_not_directory(const std::string& path, const std::string& what, const std::string& parameter = "");
 
+// Whether `path` exists and, links followed, is not a regular file nor a folder: a device, FIFO
+// or socket, which scalelab neither reads as a file (a FIFO blocks, /dev/zero never ends) nor
+// replaces with one (as root, `--json /dev/null` would replace /dev/null itself).
+[[nodiscard]] bool is_special_file(const std::string& path);
+// The words errors use for such a path ("<path>: is not a regular file ...; <fix>").
+inline constexpr const char* kSpecialFileWords = "is not a regular file (a device, FIFO or socket)";
+
 }  // namespace scalelab

@@ -123,6 +123,7 @@ std::vector<std::uint8_t> serialize_jpeg_index(const JpegIndex& index) {
 }
 
 void check_jpeg_entries(const JpegIndex& index, std::uint64_t images_bytes, const std::string& images_path) {
+  std::uint64_t end = 0;
   for (std::size_t i = 0; i < index.entries.size(); ++i) {
     const JpegEntry& e = index.entries[i];
     if (e.offset + e.size > images_bytes) {
@@ -130,6 +131,13 @@ void check_jpeg_entries(const JpegIndex& index, std::uint64_t images_bytes, cons
                   " of the index runs to byte " + std::to_string(e.offset + e.size) +
                   " (truncated); remake the data set with `scalelab data make-jpeg`");
     }
+    end = std::max<std::uint64_t>(end, e.offset + e.size);
+  }
+  // make-jpeg writes the samples end to end: bytes past the last one are another make's images
+  // beside this index (a remake cut short between its renames).
+  if (!index.entries.empty() && end != images_bytes) {
+    throw_input(images_path + ": " + std::to_string(images_bytes) + " bytes, but its index ends at byte " + std::to_string(end) +
+                ": the images and the index are from different makes; remake the data set with `scalelab data make-jpeg`");
   }
 }
 
@@ -228,6 +236,10 @@ MakeJpegResult make_jpeg_dataset(const InMemoryDataset& from, const MakeJpegOpti
   const std::string manifest_text = manifest.dump(2) + "\n";
   AtomicFile m((fs::path(dir) / "manifest.json").string(), "out");
   m.write(manifest_text.data(), manifest_text.size());
+  // All three on disk before any replaces its old self: then three renames, back to back.
+  images.prepare();
+  idx.prepare();
+  m.prepare();
   images.commit();
   idx.commit();
   m.commit();

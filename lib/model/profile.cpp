@@ -38,6 +38,9 @@ double SizeTable::at(double b) const {
   return std::exp(y0 + t * (y1 - y0));
 }
 
+const char* const kNoDefaultProfile =
+    "no default calibration profile: HOME is not set to a folder; set HOME (or SCALELAB_PROFILE), or give --profile FILE";
+
 std::string default_profile_path() {
   if (const char* env = std::getenv("SCALELAB_PROFILE"); env != nullptr && *env) return env;
   const char* xdg = std::getenv("XDG_CACHE_HOME");
@@ -48,10 +51,7 @@ std::string default_profile_path() {
   if (home.empty() || home.front() != '/') {
     if (const passwd* pw = ::getpwuid(::getuid()); pw != nullptr && pw->pw_dir != nullptr && pw->pw_dir[0] == '/') home = pw->pw_dir;
   }
-  if (home.empty() || home.front() != '/') {
-    throw_parameter(ErrorKind::usage, "profile",
-                    "no default calibration profile: HOME is not set to a folder; set HOME (or SCALELAB_PROFILE), or give --profile FILE");
-  }
+  if (home.empty() || home.front() != '/') return "";  // no default: load_profile("") says so
   return home + "/.cache/scalelab/this-machine.json";
 }
 
@@ -294,12 +294,13 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
 }
 
 std::optional<Profile> try_load_profile(const std::string& path) {
-  if (!std::filesystem::exists(path)) return std::nullopt;
+  if (path.empty() || !std::filesystem::exists(path)) return std::nullopt;
   check_not_directory(path, "calibration profile", "profile");
   return profile_from_json(read_json_file(path), path);
 }
 
 Profile load_profile(const std::string& path) {
+  if (path.empty()) throw_parameter(ErrorKind::usage, "profile", kNoDefaultProfile);
   auto p = try_load_profile(path);
   if (!p) {
     throw_parameter(ErrorKind::input, "profile",

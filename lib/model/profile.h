@@ -121,7 +121,10 @@ struct Profile {
 // each other. True when either was not measured (0).
 [[nodiscard]] bool same_state(double round_a, double round_b);
 
+// "" when there is none (no SCALELAB_PROFILE, XDG_CACHE_HOME or home folder): load_profile("")
+// then says so, and kNoDefaultProfile is that line.
 [[nodiscard]] std::string default_profile_path();
+extern const char* const kNoDefaultProfile;
 [[nodiscard]] nlohmann::json to_json(const Profile& p);
 // Every field is checked: an input error names `origin`, the field ("message_hot[3].bytes") and
 // what is wrong with it (tables empty or out of order, counts and sizes out of range, the schema).

@@ -162,11 +162,7 @@ CheckpointMeta load_checkpoint(const std::string& path, const std::string& model
   check_not_directory(path, "checkpoint", "resume");
   const auto bad = [&path](const std::string& what) { throw_parameter(ErrorKind::input, "resume", path + ": " + what); };
   const std::string fix = "; give a file that scalelab train --checkpoint wrote";
-  std::error_code ec;
-  // A FIFO would block the read, a device (/dev/zero) never end it.
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
-    bad("is not a regular file (a device, FIFO or socket)" + fix);
-  }
+  if (is_special_file(path)) bad(kSpecialFileWords + fix);  // a FIFO would block the read, /dev/zero never end it
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_parameter(ErrorKind::input, "resume", path + ": cannot open the checkpoint; check the path");
   // The magic first: a large file of another kind is refused without being read whole.

@@ -165,6 +165,11 @@ TEST(JpegDataset, MissingOrTruncatedFilesNameTheFile) {
   write_bytes(dir / "images.bin", images);
   EXPECT_NE(error_of([&] { JpegDataset s(dir.string()); }).find("images.bin: " + std::to_string(images.size()) + " bytes, but sample 3"),
             std::string::npos);
+  // Bytes past the last sample: another make's images beside this index.
+  images = file_bytes(dir / "images.bin");
+  images.resize(images.size() + 10 + 100, 0xff);
+  write_bytes(dir / "images.bin", images);
+  EXPECT_NE(error_of([&] { JpegDataset s(dir.string()); }).find("but its index ends at byte"), std::string::npos);
   fs::remove(dir / "index.bin");
   EXPECT_NE(error_of([&] { JpegDataset s(dir.string()); }).find("index.bin is missing"), std::string::npos);
   fs::remove_all(dir);

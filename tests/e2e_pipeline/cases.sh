@@ -110,11 +110,12 @@ PY
     cp -r set allbad
     python3 - <<'PY' || fail "corrupting every sample"
 import struct
-idx = bytearray(open("allbad/index.bin", "rb").read())
+idx = open("allbad/index.bin", "rb").read()
+img = bytearray(open("allbad/images.bin", "rb").read())
 for n in range(64):
     off, size, label = struct.unpack_from("<QII", idx, 32 + 16 * n)
-    struct.pack_into("<QII", idx, 32 + 16 * n, off, size // 2, label)
-open("allbad/index.bin", "wb").write(idx)
+    img[off:off + size] = b"x" * size
+open("allbad/images.bin", "wb").write(img)
 PY
     expect_error 2 "^error: allbad/images.bin: every sample is bad (64 skipped, none delivered)" -- \
       "$SCALELAB" pipeline --dataset jpeg:allbad --workers 1 --augment simple --decode fast --images 64 --batch-size 8 \
