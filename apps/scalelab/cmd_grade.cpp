@@ -43,8 +43,8 @@ int grade_batch(const std::string& dir, const std::string& out, grade::GradeOpti
     std::error_code type_ec;
     if (e.is_directory(type_ec)) {
       subs.push_back(e.path());
-    } else if (e.is_symlink(type_ec)) {
-      dangling.push_back(e.path());  // a link to no folder: a row that says so, not a silent gap
+    } else if (e.is_symlink(type_ec) && !std::filesystem::exists(e.path(), type_ec)) {
+      dangling.push_back(e.path());  // a link to nothing: a row that says so, not a silent gap
     } else {
       std::fprintf(stderr, "grade: %s skipped: not a folder (each submission is a folder of its own)\n", name.c_str());
     }

@@ -105,7 +105,10 @@ std::optional<RunArgs> parse_run(const Args& args) {
       usage_error(args, "-H " + r.hosts + ": '" + h + "' " + why + ", e.g. -H node1:2,node2:2");
     };
     if (r.hosts.empty()) usage_error(args, "-H '': give host names with their slots, e.g. -H node1:2,node2:2");
+    int named = 0;
     for (const std::string& h : split_list(r.hosts)) {
+      if (h.empty()) continue;  // "a:2,b:2," as host_slots reads it
+      ++named;
       const auto colon = h.rfind(':');
       const std::string name = h.substr(0, colon);
       if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") != std::string::npos) {
@@ -113,11 +116,16 @@ std::optional<RunArgs> parse_run(const Args& args) {
       }
       if (colon != std::string::npos) {
         const std::string slots = h.substr(colon + 1);
-        if (slots.empty() || slots.find_first_not_of("0123456789") != std::string::npos || std::stoll(slots.substr(0, 9)) < 1) {
-          bad_host(h, "has slots '" + slots + "': give a whole number of at least 1 after the colon");
+        std::int64_t n = 0;
+        try {
+          n = parse_int(slots, "-H slots");
+        } catch (const Error&) {
+          n = 0;
         }
+        if (n < 1) bad_host(h, "has slots '" + slots + "': give a whole number of at least 1 after the colon");
       }
     }
+    if (named == 0) usage_error(args, "-H " + r.hosts + ": no host in it; give host names with their slots, e.g. -H node1:2,node2:2");
   }
   return r;
 }

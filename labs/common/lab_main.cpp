@@ -43,6 +43,11 @@ std::string lab_message(const Error& e) {
 
 int lab_main(const lab::Lab& lab, int argc, char** argv) {
   const std::string& name = lab.name();
+  // Before anything is made: with standard output closed, the first file opened would receive it.
+  if (!standard_output_open()) {
+    std::cerr << "error: " << name << ": standard output is closed; run it with an open standard output (> /dev/null to discard it)\n";
+    return 2;
+  }
   lab::LabOptions o;
   const lab::LabOptions defaults;
   po::options_description desc("options");
@@ -89,9 +94,6 @@ int lab_main(const lab::Lab& lab, int argc, char** argv) {
     if (o.out_dir.empty()) throw_usage("--out '': give a folder, or leave --out out for " + name + "-out");
     prepare_output_folder("out_dir", o.out_dir);
     check_output_file("json", o.json);
-    if (!standard_output_open()) {
-      throw_usage("standard output is closed; run it with an open standard output (> /dev/null to discard it)");
-    }
     const int rc = lab.run(o, command, lab_message);
     if (const std::string why = rc == 0 ? standard_output_error() : ""; !why.empty()) {
       std::cerr << "error: " << name << ": its output could not be written to standard output (" << why

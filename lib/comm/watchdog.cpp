@@ -69,20 +69,31 @@ bool read_heartbeat(const std::string& dir, int rank, Heartbeat& h) {
 // when every rank file in it is one of ours and none was stamped in the last hour (a live rank's
 // watchdog thread stamps its file every second). `keep` is this job's own folder.
 void remove_stale_heartbeats(const std::string& base, const std::string& keep, double now) {
+  namespace fs = std::filesystem;
   constexpr double kStaleS = 3600;
+  const auto folder_age_ok = [now](const fs::path& p) {  // not created or changed in the last hour
+    std::error_code ec;
+    const auto t = fs::last_write_time(p, ec);
+    return !ec && fs::file_time_type::clock::now() - t > std::chrono::seconds(static_cast<long>(kStaleS));
+  };
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("scalelab-heartbeat-", 0) != 0 || entry.path() == keep || !entry.is_directory(ec)) continue;
+  for (fs::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path dir = it->path();
+    std::error_code type_ec;
+    if (dir.filename().string().rfind("scalelab-heartbeat-", 0) != 0 || dir == keep || !it->is_directory(type_ec)) continue;
+    if (!folder_age_ok(dir)) continue;  // a job that has only just made its folder
     bool stale = true;
-    for (const auto& f : std::filesystem::directory_iterator(entry.path(), ec)) {
-      std::ifstream in(f.path(), std::ios::binary);
+    int records = 0;
+    std::error_code inner;
+    for (fs::directory_iterator f(dir, inner), f_end; stale && !inner && f != f_end; f.increment(inner)) {
+      std::ifstream in(f->path(), std::ios::binary);
       Record r{};
-      const bool ours = f.path().filename().string().rfind("rank-", 0) == 0 &&
+      const bool ours = f->path().filename().string().rfind("rank-", 0) == 0 &&
                         in.read(reinterpret_cast<char*>(&r), sizeof r) && r.magic == kMagic;
-      if (!ours || now - r.written < kStaleS) stale = false;
+      stale = ours && now - r.written >= kStaleS;
+      ++records;
     }
-    if (stale && !ec) std::filesystem::remove_all(entry.path(), ec);
+    if (stale && records > 0 && !inner) fs::remove_all(dir, inner);
   }
 }
 

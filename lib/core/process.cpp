@@ -59,7 +59,7 @@ class SignalForwarding {
 };
 
 // Starts `path` as a child that receives SIGTERM when this process dies, even by SIGKILL (which
-// nothing could forward): a launcher such as mpirun then ends its ranks instead of running on
+// nothing could forward; strictly, when the thread that forked ends: call it from the main thread): a launcher such as mpirun then ends its ranks instead of running on
 // without the command that started it. fork + exec, since posix_spawn cannot ask for that; a
 // close-on-exec pipe brings back exec's errno. Returns 0 or that errno.
 int spawn_tied(const std::string& path, std::vector<char*>& argv, const std::string& working_dir, pid_t& pid) {
@@ -75,6 +75,9 @@ int spawn_tied(const std::string& path, std::vector<char*>& argv, const std::str
   }
   if (pid == 0) {
     ::close(report[0]);
+    // The forwarding handler is inherited and would catch the parent-death signal before exec
+    // (with no child to pass it to): the default disposition first.
+    for (const int sig : kForwarded) ::signal(sig, SIG_DFL);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(127);  // the parent died before the request took hold
     int err = 0;

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -36,6 +37,26 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// A process's name, state letter and parent from /proc/PID/stat ("PID (NAME) STATE PPID ..."; the
+// name may hold spaces and parentheses, so it runs to the last ')'); nothing when it is gone.
+struct ProcStat {
+  std::string name;
+  char state = 0;
+  pid_t ppid = 0;
+};
+std::optional<ProcStat> read_proc_stat(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  const std::size_t open = stat.find('('), close = stat.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
+  ProcStat p;
+  p.name = stat.substr(open + 1, close - open - 1);
+  std::istringstream rest(stat.substr(close + 1));
+  if (!(rest >> p.state >> p.ppid)) return std::nullopt;
+  return p;
+}
+
 // Every process whose parent chain leads to `root` (root excluded), from /proc/PID/stat.
 std::vector<pid_t> descendants(pid_t root) {
   std::map<pid_t, std::vector<pid_t>> children;
@@ -43,15 +64,7 @@ std::vector<pid_t> descendants(pid_t root) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "stat");
-    std::string stat;
-    if (!std::getline(in, stat)) continue;
-    const std::size_t close = stat.rfind(')');  // the command may hold spaces and parentheses
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    if (rest >> state >> ppid) children[ppid].push_back(static_cast<pid_t>(std::stol(name)));
+    if (const auto st = read_proc_stat(name)) children[st->ppid].push_back(static_cast<pid_t>(std::stol(name)));
   }
   std::vector<pid_t> out, todo{root};
   while (!todo.empty()) {
@@ -66,17 +79,13 @@ std::vector<pid_t> descendants(pid_t root) {
 }
 
 // The command names of those of `pids` still running (not zombies), each once, in the order
-// first seen: /proc/PID/stat holds "PID (NAME) STATE ...".
+// first seen.
 std::vector<std::string> program_names(const std::vector<pid_t>& pids) {
   std::vector<std::string> names;
   for (pid_t p : pids) {
-    std::ifstream in("/proc/" + std::to_string(p) + "/stat");
-    std::string stat;
-    if (!std::getline(in, stat)) continue;
-    const std::size_t open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z') continue;
-    const std::string name = stat.substr(open + 1, close - open - 1);
-    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    const auto st = read_proc_stat(std::to_string(p));
+    if (!st || st->state == 'Z' || st->name.empty()) continue;
+    if (std::find(names.begin(), names.end(), st->name) == names.end()) names.push_back(st->name);
   }
   return names;
 }

@@ -81,7 +81,8 @@ ScalingResult on_this_machine(const ScalingRequest& q, ScalingResult res) {
     ScalingRow row;
     row.devices = n;
     // The trainer's choice for n ranks of one compute thread on this machine.
-    row.overlap = q.overlap == "on" || (q.overlap == "auto" && overlap_fits(limits::hardware_threads(), n, 1));
+    // (One rank has nothing to average; the trainer's MPI thread-level condition is not known here.)
+    row.overlap = n > 1 && (q.overlap == "on" || (q.overlap == "auto" && overlap_fits(limits::hardware_threads(), n, 1)));
     res.options.overlap = row.overlap;
     row.step = simulate_step({res.workload, n > 1 ? shared : res.device, pr ? &*pr : nullptr, res.options});
     if (pr && res.collectives.empty()) res.collectives = pr->where();
@@ -162,7 +163,7 @@ ScalingResult simulate_scaling(const ScalingRequest& q) {
     ScalingRow row;
     row.devices = n;
     row.nodes = sel.nodes;
-    row.overlap = options.overlap;
+    row.overlap = n > 1 && options.overlap;
     row.step = simulate_step({res.workload, res.device, pr ? &*pr : nullptr, options});
     if (pr) res.collectives = pr->where() + ": " + pr->bottleneck();
     res.rows.push_back(std::move(row));

@@ -234,16 +234,18 @@ CheckpointMeta load_checkpoint(const std::string& path, const std::string& model
   };
   const std::int64_t optimizer_steps = bounded("optimizer_steps", kMaxSteps);
   const CheckpointCounters counters{bounded("epochs_done", limits::kMaxEpochs), bounded("global_step", kMaxSteps)};
+  // Checked in the file's bytes, before anything is copied: a refused checkpoint leaves the model as it was.
+  for (std::size_t at = body; at < body + nv + ns + no; at += sizeof(float)) {
+    float x = 0;
+    std::memcpy(&x, bytes.data() + at, sizeof x);
+    if (!std::isfinite(x)) {
+      bad("holds a parameter or optimizer state that is not a finite number (the run it saved had diverged?); start "
+          "afresh or resume from an earlier checkpoint");
+    }
+  }
   std::memcpy(params.values().data(), bytes.data() + body, nv);
   std::memcpy(params.state().data(), bytes.data() + body + nv, ns);
   std::memcpy(optimizer.state().data(), bytes.data() + body + nv + ns, no);
-  const auto finite = [](std::span<const float> v) {
-    return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
-  };
-  if (!finite(params.values()) || !finite(params.state()) || !finite(optimizer.state())) {
-    bad("holds a parameter or optimizer state that is not a finite number (the run it saved had diverged?); start "
-        "afresh or resume from an earlier checkpoint");
-  }
   optimizer.set_step_count(optimizer_steps);
   // Format 1 did not record the training forwards nor the seed: -1 and 0 say so.
   const std::int64_t forwards = format >= 2 ? static_cast<std::int64_t>(count("training_forwards")) : std::int64_t{-1};

@@ -97,12 +97,19 @@ TEST_F(HeartbeatFolder, StaleFoldersOfKilledJobsAreRemoved) {
   const auto running = leave("running", "rank-0", wall_now());
   const auto other = leave("other", "rank-0", wall_now() - 7200);
   std::ofstream(other / "notes.txt") << "not a heartbeat";
+  const auto starting = leave("starting", "rank-0", wall_now() - 7200);  // a folder made just now
+  const auto empty = base_ / "scalelab-heartbeat-empty";                    // no record at all
+  std::filesystem::create_directories(empty);
+  const auto two_hours_ago = std::filesystem::file_time_type::clock::now() - std::chrono::hours(2);
+  for (const auto& d : {killed, running, other, empty}) std::filesystem::last_write_time(d, two_hours_ago);
   {
     StallWatchdog r0(1000, 0, 2, "training");
   }
   EXPECT_FALSE(std::filesystem::exists(killed));
   EXPECT_TRUE(std::filesystem::exists(running));
   EXPECT_TRUE(std::filesystem::exists(other));
+  EXPECT_TRUE(std::filesystem::exists(starting));
+  EXPECT_TRUE(std::filesystem::exists(empty));
 }
 
 }  // namespace

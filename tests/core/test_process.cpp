@@ -157,10 +157,14 @@ TEST(Process, ForwardingChildEndsWhenItsStarterIsKilled) {
   std::filesystem::remove(pidfile);
   const pid_t starter = ::fork();
   ASSERT_GE(starter, 0);
-  if (starter == 0) {
-    (void)run_process({sh, "-c", "echo $$ > " + pidfile.string() + ".part && mv " + pidfile.string() + ".part " +
-                                     pidfile.string() + " && exec sleep 60"},
-                      "", true);
+  if (starter == 0) {  // never returns into the test suite, whatever run_process does
+    try {
+      (void)run_process({sh, "-c", "echo $$ > " + pidfile.string() + ".part && mv " + pidfile.string() + ".part " +
+                                       pidfile.string() + " && exec sleep 60"},
+                        "", true);
+    } catch (...) {
+      ::_exit(1);
+    }
     ::_exit(0);
   }
   pid_t child = 0;
@@ -185,7 +189,7 @@ TEST(Process, ForwardingChildEndsWhenItsStarterIsKilled) {
     ended = !running();
     if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (!ended) ::kill(child, SIGKILL);
+  if (!ended && running()) ::kill(child, SIGKILL);  // still the sleep we started: not a reused pid
   EXPECT_TRUE(ended) << "the child ran on after its starter was killed";
   std::filesystem::remove(pidfile);
 }
