@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "commands.h"
 #include "core/output_path.h"
 #include "comm/factory.h"
+#include "comm/watchdog.h"
 #include "core/launch_env.h"
 #include "core/process.h"
 #include "core/error.h"
@@ -49,7 +51,9 @@ int cmd_calibrate(const Args& args) {
       ("profile", po::value<std::string>()->default_value(model::default_profile_path()), "where to save the profile")
       ("quick", "fewer sizes and repetitions (a rough profile, for tests)")
       ("json", po::value<std::string>(), "also write the profile in the scalelab.calibration envelope")
-      ("force", "save the profile even when a rank did not get its core while measuring (a busy machine)");
+      ("force", "save the profile even when a rank did not get its core while measuring (a busy machine)")
+      ("stall-timeout", po::value<double>()->default_value(300, "300"),
+       "end a rank after this many seconds without a finished measurement (a peer stopped or died); 0: never");
   const auto vm = parse(args, "scalelab calibrate [--profile FILE] [--quick] [--json FILE] [--force]   (2 ranks: scalelab run -np 2 -- calibrate)", opts);
   if (!vm) return 0;
   if ((*vm)["profile"].defaulted() && (*vm)["profile"].as<std::string>().empty()) throw_parameter(ErrorKind::usage, "profile", model::kNoDefaultProfile);
@@ -66,20 +70,30 @@ int cmd_calibrate(const Args& args) {
     // Not under a launcher: start the 2 ranks ourselves, the way a student would.
     std::vector<std::string> argv{scalelab_binary(), "run", "-np", "2", "--", "calibrate"};
     argv.insert(argv.end(), args.argv.begin(), args.argv.end());
-    return run_process(argv);
+    return run_process(argv, "", /*forward_signals=*/true);  // a signal to calibrate ends its ranks too
+  }
+  const double stall_s = (*vm)["stall-timeout"].as<double>();
+  if (!(stall_s >= 0) || !std::isfinite(stall_s)) {
+    throw_usage("--stall-timeout " + std::to_string(stall_s) + ": give seconds >= 0 (0: never)");
   }
   auto comm = comm::make_communicator("mpi");
+  // A rank stopped or killed mid-measurement would leave its peer spinning at a flag forever.
+  comm::StallWatchdog watchdog(stall_s, comm->rank(), comm->size(), "calibration");
+  std::int64_t measured = 0;
   model::CalibrateOptions o;
   o.quick = vm->count("quick") > 0;
   o.progress = [](const std::string& line) { std::printf("# %s\n", line.c_str()); std::fflush(stdout); };
+  o.beat = [&] { watchdog.beat("calibration", ++measured); };
   if (comm->rank() == 0) std::printf("# scalelab calibrate: measuring this machine on %d ranks\n", comm->size());
   const LoadReport load;  // did every rank get its core while it measured (load_report.h)
   model::Profile prof = model::calibrate(*comm, o);
+  o.beat();
   if (comm->rank() == 0) {
     // The nn engine's layers on one thread, while rank 1 waits quietly: "this machine" for the simulator.
     prof.compute = sim::to_compute_rates(sim::measure_cpu_rates({.quick = o.quick}));
   }
   quiet_barrier();
+  o.beat();
   if (prof.shm_sync_s > 0) {
     // The same layers with both ranks computing at once, as the ranks of a node train: they share
     // the caches and the memory bandwidth. The slower rank's rate per kind. Only when the two
@@ -90,6 +104,7 @@ int cmd_calibrate(const Args& args) {
     std::copy(slowest.begin(), slowest.end(), shared.rate.begin());
     if (comm->rank() == 0) prof.compute_shared = sim::to_compute_rates(shared);
     quiet_barrier();
+    o.beat();
   } else {
     prof.compute_shared.reason = "the calibration's ranks were on different nodes, which share no caches or memory";
   }

@@ -192,7 +192,7 @@ int cmd_scale(const Args& args) {
       fs::remove(row.json_file);
       std::vector<std::string> full{bin};
       full.insert(full.end(), cmd.begin(), cmd.end());
-      const int code = run_process(full);
+      const int code = run_process(full, "", /*forward_signals=*/true);  // stopping scale stops the run
       if (code != 0) {
         const std::string msg = "scalelab scale: the run at " + std::to_string(n) + " rank" + (n == 1 ? "" : "s") +
                                 " exited with code " + std::to_string(code) + "; its output above says why";

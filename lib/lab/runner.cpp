@@ -63,7 +63,7 @@ nlohmann::json StepContext::run(const std::vector<std::string>& args, const std:
   full.insert(full.end(), args.begin(), args.end());
   if (!json_file.empty()) fs::remove(json_file);  // a stale file must not pass for this run's
   const double t0 = now_seconds();
-  const int code = run_process(full);
+  const int code = run_process(full, "", /*forward_signals=*/true);  // stopping the lab stops its command
   const double seconds = now_seconds() - t0;
   nlohmann::json entry{{"command", line.substr(2)}, {"argv", args}, {"exit_code", code}, {"seconds", seconds}};
   nlohmann::json result;

@@ -106,6 +106,7 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
                 "; run 'scalelab run -np 2 -- calibrate'");
   }
   auto say = [&](const std::string& line) {
+    if (o.beat) o.beat();
     if (comm.rank() == 0 && o.progress) o.progress(line);
   };
   Profile p;

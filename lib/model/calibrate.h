@@ -24,6 +24,7 @@ namespace scalelab::model {
 struct CalibrateOptions {
   bool quick = false;                      // fewer sizes and repetitions (tests, CI)
   std::function<void(const std::string&)> progress;  // called on rank 0 with one line per measurement
+  std::function<void()> beat;              // called on every rank after each measurement (a stall watchdog's beat)
 };
 
 [[nodiscard]] Profile calibrate(comm::Communicator& comm, const CalibrateOptions& options);
