@@ -6,7 +6,9 @@
 #include <iostream>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/limits.h"
 #include "core/process.h"
 #include "core/results.h"
@@ -61,6 +63,14 @@ nlohmann::json StepContext::run(const std::vector<std::string>& args, const std:
   std::cout << "\n" << line << "\n" << std::flush;
   std::vector<std::string> full{bin_};
   full.insert(full.end(), args.begin(), args.end());
+  if (!json_file.empty() && !options_.json.empty()) {
+    std::error_code ec;
+    if (fs::weakly_canonical(fs::absolute(json_file), ec) == fs::weakly_canonical(fs::absolute(options_.json), ec)) {
+      throw_parameter(ErrorKind::usage, "json",
+                      options_.json + ": is the file step " + std::to_string(number_) +
+                          " writes, and the lab's record would replace it; give the record another path");
+    }
+  }
   if (!json_file.empty()) fs::remove(json_file);  // a stale file must not pass for this run's
   const double t0 = now_seconds();
   const int code = run_process(full, "", /*forward_signals=*/true);  // stopping the lab stops its command
@@ -69,6 +79,7 @@ nlohmann::json StepContext::run(const std::vector<std::string>& args, const std:
   nlohmann::json result;
   if (code == 0 && !json_file.empty()) {
     result = read_json_file(json_file);
+    stamp(json_file);
     entry["json_file"] = json_file;
     entry["result"] = result;
   }
@@ -77,19 +88,77 @@ nlohmann::json StepContext::run(const std::vector<std::string>& args, const std:
   if (code != 0) {
     // The lab exits as the command did: 2 for input the command refused (a missing or damaged
     // data set), 1 for a failure. The caller names the lab and the step.
-    throw Error(code == 2 ? ErrorKind::input : ErrorKind::runtime,
-                "'" + line.substr(2) + "' exited with code " + std::to_string(code) + "; its output above says why");
+    std::string message = "'";
+    message.append(line, 2).append("' exited with code ").append(std::to_string(code)).append("; its output above says why");
+    throw Error(code == 2 ? ErrorKind::input : ErrorKind::runtime, message);
   }
   return result;
 }
 
+namespace {
+
+// The options a step's file was made with, kept beside the files (<out>/.lab-files.json, one entry
+// per file name): a later step reads only files made by this lab's step with its own options.
+nlohmann::json made_with(const LabOptions& o, int step) {
+  return {{"step", step}, {"quick", o.quick}, {"ranks", o.ranks}, {"dataset", o.dataset}};
+}
+
+std::string stamps_path(const LabOptions& o) { return (fs::path(o.out_dir) / ".lab-files.json").string(); }
+
+nlohmann::json read_stamps(const LabOptions& o) {
+  std::error_code ec;
+  if (!fs::is_regular_file(stamps_path(o), ec)) return nlohmann::json::object();
+  try {
+    nlohmann::json j = read_json_file(stamps_path(o));
+    return j.is_object() ? j : nlohmann::json::object();
+  } catch (const Error&) {
+    return nlohmann::json::object();  // damaged: every earlier file then counts as unknown
+  }
+}
+
+}  // namespace
+
+void StepContext::stamp(const std::string& json_file) const {
+  nlohmann::json stamps = read_stamps(options_);
+  stamps[fs::path(json_file).filename().string()] = made_with(options_, number_);
+  write_file_atomically(stamps_path(options_), stamps.dump(1) + "\n", "out_dir");
+}
+
 nlohmann::json StepContext::earlier(const std::string& json_file, int step) const {
+  const std::string again = "; run step " + std::to_string(step) + " again, with the same output folder and options";
   if (!fs::exists(json_file)) {
     throw_parameter(ErrorKind::usage, "only_step",
                     std::to_string(number_) + ": it reads " + json_file + ", which is missing; run step " +
                         std::to_string(step) + " first, with the same output folder");
   }
+  // Made by that step with these options? Another run's file (other data, --quick, --ranks, or an
+  // older scalelab) would be compared as if it were this run's.
+  const nlohmann::json stamps = read_stamps(options_);
+  const std::string name = fs::path(json_file).filename().string();
+  if (!stamps.contains(name)) {
+    throw_parameter(ErrorKind::usage, "only_step",
+                    std::to_string(number_) + ": " + json_file + " was not made by step " + std::to_string(step) + " of this lab" + again);
+  }
+  const nlohmann::json& made = stamps[name];
+  const nlohmann::json now = made_with(options_, step);
+  // "--quick", "--ranks 2", "--dataset synthetic": an option as the command line gives it.
+  const auto spelled = [](const char* key, const nlohmann::json& v) -> std::string {
+    if (v.is_boolean()) return v.get<bool>() ? "--quick" : "no --quick";
+    return std::string("--") + key + " " + (v.is_string() ? v.get<std::string>() : v.dump());
+  };
+  for (const char* key : {"quick", "ranks", "dataset"}) {
+    if (!made.contains(key) || made[key] != now[key]) {
+      throw_parameter(ErrorKind::usage, "only_step",
+                      std::to_string(number_) + ": " + json_file + " was made with " +
+                          (made.contains(key) ? spelled(key, made[key]) : std::string("other options")) +
+                          ", this run has " + spelled(key, now[key]) + again);
+    }
+  }
   nlohmann::json doc = read_json_file(json_file);
+  if (doc.is_object() && doc.contains("complete") && doc["complete"] == false) {
+    throw_parameter(ErrorKind::usage, "only_step",
+                    std::to_string(number_) + ": " + json_file + " is from a run that did not finish (interrupted?)" + again);
+  }
   mark_contended(json_file, doc);
   return doc;
 }
@@ -167,6 +236,14 @@ int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
       step_record["error"] = message;
       std::cerr << "error: " << name_ << " step " << number << ": " << message << "\n";
       code = e.exit_code();
+    } catch (const nlohmann::json::exception& e) {
+      // A record without what the step reads (from another kind of run, or damaged by hand).
+      const std::string message = std::string("a file it reads lacks what it needs (") + plain_json_error(e) +
+                                  "); run the earlier steps again with the same output folder";
+      step_record["status"] = "failed";
+      step_record["error"] = message;
+      std::cerr << "error: " << name_ << " step " << number << ": " << message << "\n";
+      code = 2;
     }
     step_record["seconds"] = now_seconds() - s0;
     record["steps"].push_back(step_record);

@@ -62,6 +62,8 @@ class StepContext {
   nlohmann::json run(const std::vector<std::string>& args, const std::string& json_file = "");
   // Reads a JSON file an earlier step wrote; if it is missing, says which step to run first. A
   // file measured on a contended machine makes a timed step unreliable too.
+  // It must have been made by that step of this lab with the same --quick, --ranks and --dataset
+  // (the lab notes each file it makes in <out>/.lab-files.json) and be complete.
   [[nodiscard]] nlohmann::json earlier(const std::string& json_file, int step) const;
   // Prints text (a finding, a question) and records findings under the step's "findings".
   void say(const std::string& text) const;
@@ -77,6 +79,7 @@ class StepContext {
   bool timed_;
   // Records `what` (a command or file) as measured on a contended machine, when this step is timed.
   void mark_contended(const std::string& what, const nlohmann::json& result) const;
+  void stamp(const std::string& json_file) const;  // notes that this step made json_file, with these options
 };
 
 class Lab {
