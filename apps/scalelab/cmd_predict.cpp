@@ -47,7 +47,11 @@ model::Predictor make_predictor(const po::variables_map& vm, const Args& args, t
       usage_error(args, "--ranks " + vm["ranks"].as<std::string>() + ": give 2 to " + std::to_string(limits::kMaxModelledDevices) +
                             " ranks");
     }
-    return model::Predictor(model::load_profile(path), static_cast<int>(ranks));
+    const model::Profile profile = model::load_profile(path);
+    for (const std::string& w : model::profile_cautions(profile, static_cast<int>(ranks))) {
+      std::fprintf(stderr, "warning: %s\n", w.c_str());
+    }
+    return model::Predictor(profile, static_cast<int>(ranks));
   }
   if (vm.count("profile")) {
     usage_error(args, "--profile: calibrates CPU ranks of this machine, not the GPUs of " + name + "; leave it out");

@@ -171,6 +171,9 @@ int cmd_scale(const Args& args) {
   // Predicted first: a missing profile is one line before anything trains.
   const std::optional<sim::ScalingResult> predicted =
       parsed->predict ? std::optional<sim::ScalingResult>(prediction(*parsed)) : std::nullopt;
+  if (predicted) {
+    for (const std::string& w : predicted->warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  }
   fs::create_directories(parsed->out);
   const std::string bin = scalelab_binary();
   std::vector<Row> rows(parsed->ranks.size());

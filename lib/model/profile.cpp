@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/file_check.h"
 #include "core/json_text.h"
+#include "core/limits.h"
 #include "core/results.h"
 
 namespace scalelab::model {
@@ -291,6 +292,23 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
   } catch (const nlohmann::json::exception& e) {
     throw_input(origin + ": not a scalelab calibration profile (" + plain_json_error(e) + "); run 'scalelab calibrate' again");
   }
+}
+
+std::vector<std::string> profile_cautions(const Profile& p, int ranks) {
+  std::vector<std::string> out;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  if (!p.host.empty() && p.host != host) {
+    out.push_back("the calibration profile was measured on " + p.host + ", not on this machine (" + host +
+                  "): its figures describe that machine; run scalelab calibrate here");
+  }
+  const int threads = limits::hardware_threads();
+  if (ranks > threads) {
+    out.push_back(std::to_string(ranks) + " ranks on this machine's " + std::to_string(threads) +
+                  " hardware threads share the cores, which the profile (2 ranks, one per core) does not measure: "
+                  "the prediction is of ranks that each have a core");
+  }
+  return out;
 }
 
 std::optional<Profile> try_load_profile(const std::string& path) {

@@ -111,6 +111,12 @@ struct Profile {
   ComputeRates compute_shared;
 };
 
+// Why predictions of `ranks` CPU ranks on this machine from `p` may describe something else, one
+// line each (empty: nothing to say): a profile measured on another host, or more ranks than this
+// machine has hardware threads (the profile measured 2 ranks, one per core; more ranks than
+// threads share the cores, which it does not describe).
+[[nodiscard]] std::vector<std::string> profile_cautions(const Profile& p, int ranks);
+
 // The fraction (0: in cache, 1: from memory) of the way from the in-cache to the from-memory
 // exchange time that a per-rank working set of `bytes` has gone, read off p.working_set (made
 // non-decreasing in W by pooling adjacent violators, log-W interpolation). Without a working_set table (older profiles): 0 up to

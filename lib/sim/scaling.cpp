@@ -66,6 +66,7 @@ void add_efficiencies(std::vector<ScalingRow>& rows) {
 ScalingResult on_this_machine(const ScalingRequest& q, ScalingResult res) {
   const std::string path = q.profile.empty() ? model::default_profile_path() : q.profile;
   const model::Profile profile = model::load_profile(path);
+  res.warnings = model::profile_cautions(profile, *std::max_element(q.counts.begin(), q.counts.end()));
   res.device = device_from_profile(profile, path);
   // Several ranks on this node share its caches and memory bandwidth: their layers run at the rates
   // calibrate measured with every rank computing at once, where the profile has them.

@@ -2,6 +2,7 @@
 // profile (empty or unsorted tables, out-of-range counts and sizes, another schema or version) is
 // an input error naming the file and the field.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <functional>
 #include <string>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/results.h"
 #include "model/profile.h"
 
@@ -125,6 +127,25 @@ TEST(ProfileValidation, EachDamagedFieldIsAnInputErrorNamingTheFileAndTheField) 
       for (const auto& w : dmg.words) EXPECT_NE(m.find(w), std::string::npos) << dmg.what << ": " << m << " lacks " << w;
     }
   }
+}
+
+// Predictions from a profile say when it may describe something else: another host's profile,
+// or more ranks than this machine has hardware threads.
+TEST(ProfileCautions, AnotherHostAndMoreRanksThanThreadsAreNamed) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  Profile p;
+  p.host = host;
+  EXPECT_TRUE(profile_cautions(p, 1).empty());
+  p.host = "gpu-node-17";
+  const auto other = profile_cautions(p, 1);
+  ASSERT_EQ(other.size(), 1u);
+  EXPECT_NE(other[0].find("measured on gpu-node-17, not on this machine"), std::string::npos) << other[0];
+  p.host = host;
+  const int too_many = limits::hardware_threads() + 1;
+  const auto crowded = profile_cautions(p, too_many);
+  ASSERT_EQ(crowded.size(), 1u);
+  EXPECT_NE(crowded[0].find(std::to_string(too_many) + " ranks on this machine's"), std::string::npos) << crowded[0];
 }
 
 }  // namespace scalelab::model
