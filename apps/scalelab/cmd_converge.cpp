@@ -116,9 +116,14 @@ std::optional<Parsed> parse_converge(const Args& args) {
       if (value.defaulted() || name == "from" || name == "charts" || name == "target-accuracy" || name == "json") continue;
       usage_error(args, "--" + name + " shapes a new run, which --from does not make (it redraws the records); leave it out");
     }
+    // The same file however spelled (cv.json and ./cv.json).
+    const auto same = [](const std::string& a, const std::string& b) {
+      std::error_code ec;
+      return a == b || std::filesystem::equivalent(a, b, ec);
+    };
     for (std::size_t i = 0; i < p.from.size(); ++i) {
       for (std::size_t j = 0; j < i; ++j) {
-        if (p.from[i] == p.from[j]) usage_error(args, "--from names " + p.from[i] + " twice; give each record once");
+        if (same(p.from[i], p.from[j])) usage_error(args, "--from names " + p.from[i] + " twice; give each record once");
       }
     }
   }
@@ -176,7 +181,7 @@ int from_files(const Parsed& p, const Args& args) {
   const double target = read.target_accuracy;
   report(records, target, p.charts);
   if (!p.json.empty()) {
-    nlohmann::json doc = make_envelope("converge", 1, args.full);
+    nlohmann::json doc = make_envelope("converge", kConvergeSchemaVersion, args.full);
     doc["from"] = p.from;
     doc["settings"] = {{"target_accuracy", target}};
     doc["configurations"] = records;
@@ -197,7 +202,7 @@ int cmd_converge(const Args& args) {
   auto comm = comm::make_communicator(s.train.backend);
   const std::vector<ConvergeRun> runs = make_converge_plan(s, comm->size());
   const bool rank0 = comm->rank() == 0;
-  nlohmann::json doc = make_envelope("converge", 1, args.full);
+  nlohmann::json doc = make_envelope("converge", kConvergeSchemaVersion, args.full);
   doc["settings"] = settings_json(s);
   doc["ranks"] = comm->size();
   doc["configurations"] = nlohmann::json::array();

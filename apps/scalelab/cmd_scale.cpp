@@ -71,11 +71,15 @@ std::vector<int> parse_ranks(const Args& args, const std::string& text) {
       usage_error(args, "--rank-counts " + text + ": each rank count must be 1.." + std::to_string(limits::max_local_ranks()) +
                             " on this machine (" + limits::machine_bound_basis(limits::kRanksPerHardwareThread) + ")");
     }
+    // Given twice, one count would run once without a word: a typo for another count, most likely.
+    if (std::find(r.begin(), r.end(), static_cast<int>(v)) != r.end()) {
+      usage_error(args, "--rank-counts " + text + ": " + std::to_string(v) + " is given twice; give each rank count once "
+                        "(--repeat R runs each R times)");
+    }
     r.push_back(static_cast<int>(v));
   }
   if (r.empty()) usage_error(args, "--rank-counts: give rank counts such as 1,2,4");
   std::sort(r.begin(), r.end());
-  r.erase(std::unique(r.begin(), r.end()), r.end());
   return r;
 }
 

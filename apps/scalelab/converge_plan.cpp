@@ -89,9 +89,13 @@ ConvergeRun make_run(const ConvergeSettings& s, const std::string& name) {
 
 std::vector<ConvergeRun> make_converge_plan(const ConvergeSettings& s, int ranks) {
   const auto& names = converge_config_names();
-  for (const auto& c : s.configs) {
+  for (std::size_t i = 0; i < s.configs.size(); ++i) {
+    const std::string& c = s.configs[i];
     if (std::find(names.begin(), names.end(), c) == names.end()) {
       throw_usage(fmt::format("--configs {}: unknown configuration; use some of {}", c, join(names)));
+    }
+    if (std::find(s.configs.begin(), s.configs.begin() + static_cast<std::ptrdiff_t>(i), c) != s.configs.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw_usage(fmt::format("--configs {}: given twice; name each configuration once", c));
     }
   }
   if (s.scale < 1 || s.layerwise_scale < 1) throw_usage("--scale and --layerwise-scale must be at least 1");

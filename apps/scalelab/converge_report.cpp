@@ -2,6 +2,7 @@
 #include "converge_report.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -89,6 +90,13 @@ ConvergeRecords read_converge_records(const std::vector<std::string>& files, dou
     if (name != "scalelab.converge") {
       throw_input(f + ": not a scalelab converge record (schema '" + name + "'); write one with --json");
     }
+    const auto version = doc.find("schema_version");
+    if (version == doc.end() || !version->is_number_integer() || version->get<long long>() < 1 ||
+        version->get<long long>() > kConvergeSchemaVersion) {
+      throw_input(f + ": schema_version " + (version == doc.end() ? std::string("(none)") : version->dump()) +
+                  " is not one this scalelab reads (1 to " + std::to_string(kConvergeSchemaVersion) +
+                  "); give a record written by scalelab converge --json");
+    }
     if (const auto settings = doc.find("settings"); settings != doc.end()) {
       if (!settings->is_object()) throw_input(f + ": \"settings\" is not an object; give files written by scalelab converge --json");
       if (settings->contains("target_accuracy")) {
@@ -99,6 +107,14 @@ ConvergeRecords read_converge_records(const std::vector<std::string>& files, dou
     const auto configurations = doc.find("configurations");
     if (configurations == doc.end() || !configurations->is_array()) {
       throw_input(f + ": \"configurations\" is missing or not an array; give files written by scalelab converge --json");
+    }
+    if (configurations->empty()) {
+      throw_input(f + ": holds no configurations (its run stopped before the first one finished); give a record of a "
+                      "run that trained at least one");
+    }
+    if (doc.value("complete", true) == false) {
+      std::fprintf(stderr, "warning: %s is from a run that did not finish: %zu configuration%s in it\n", f.c_str(),
+                   configurations->size(), configurations->size() == 1 ? "" : "s");
     }
     for (std::size_t i = 0; i < configurations->size(); ++i) {
       check_configuration((*configurations)[i], f + ": configurations[" + std::to_string(i) + "]");

@@ -35,6 +35,9 @@ struct ConvergeRecords {
   nlohmann::json configurations = nlohmann::json::array();
   double target_accuracy = 0;
 };
+// The scalelab.converge schema version written and the newest read.
+inline constexpr int kConvergeSchemaVersion = 1;
+
 [[nodiscard]] ConvergeRecords read_converge_records(const std::vector<std::string>& files, double target_accuracy);
 
 // A run has diverged when its test accuracy falls below kDivergedAccuracy (twice chance for ten
