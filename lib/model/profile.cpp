@@ -70,10 +70,16 @@ nlohmann::json table_json(const SizeTable& t) {
   throw_input(origin + ": \"" + field + "\" " + problem + "; run 'scalelab calibrate' again");
 }
 
+// Plausibility bounds: a figure past them is a hand-edited or damaged profile, which would print
+// NaN or 80-digit step times rather than fail. Far beyond any machine: 1 PFLOP/s per core, 100 TB/s,
+// a table time from 1 ps to 1000 s.
+constexpr double kMaxGflops = 1e6, kMaxGBps = 1e5, kMinTableUs = 1e-6, kMaxTableUs = 1e9;
+
 // The number at j[key] (field names it in errors: "gpu.h2d_GBps"), finite and at least `min`
-// (above it when `strict`); `fallback` when absent and optional.
+// (above it when `strict`) and at most `max`; `fallback` when absent and optional.
 double number(const nlohmann::json& j, const char* key, const std::string& origin, const std::string& field,
-              double min, bool strict, std::optional<double> fallback = std::nullopt) {
+              double min, bool strict, std::optional<double> fallback = std::nullopt,
+              double max = std::numeric_limits<double>::infinity()) {
   if (!j.contains(key)) {
     if (fallback) return *fallback;
     bad_field(origin, field, "is missing");
@@ -87,6 +93,10 @@ double number(const nlohmann::json& j, const char* key, const std::string& origi
   if (strict ? !(x > min) : !(x >= min)) {
     std::snprintf(text + 32, 32, "%g", min);
     bad_field(origin, field, std::string("is ") + text + "; it must be " + (strict ? "above " : "at least ") + (text + 32));
+  }
+  if (x > max) {
+    std::snprintf(text + 32, 32, "%g", max);
+    bad_field(origin, field, std::string("is ") + text + ", beyond any machine (at most " + (text + 32) + ")");
   }
   return x;
 }
@@ -117,7 +127,7 @@ SizeTable table_from(const nlohmann::json& j, const char* key, const std::string
     const std::string at = std::string(key) + "[" + std::to_string(i) + "]";
     if (!rows[i].is_object()) bad_field(origin, at, "is not a {bytes, us} object");
     const double b = number(rows[i], "bytes", origin, at + ".bytes", 0, true);
-    const double us = number(rows[i], "us", origin, at + ".us", 0, true);
+    const double us = number(rows[i], "us", origin, at + ".us", kMinTableUs, false, std::nullopt, kMaxTableUs);
     if (!t.bytes.empty() && !(b > t.bytes.back())) {
       bad_field(origin, at + ".bytes", "is not larger than the row before it; sizes must be in ascending order");
     }
@@ -157,9 +167,9 @@ GpuCopies gpu_from(const nlohmann::json& j, const std::string& origin) {
   g.device = x.value("device", std::string());
   g.large_bytes = number(x, "large_bytes", origin, "gpu.large_bytes", 0, true);
   g.small_bytes = number(x, "small_bytes", origin, "gpu.small_bytes", 0, true);
-  g.h2d_GBps = number(x, "h2d_GBps", origin, "gpu.h2d_GBps", 0, true);
-  g.d2h_GBps = number(x, "d2h_GBps", origin, "gpu.d2h_GBps", 0, true);
-  g.d2d_GBps = number(x, "d2d_GBps", origin, "gpu.d2d_GBps", 0, true);
+  g.h2d_GBps = number(x, "h2d_GBps", origin, "gpu.h2d_GBps", 0, true, std::nullopt, kMaxGBps);
+  g.d2h_GBps = number(x, "d2h_GBps", origin, "gpu.d2h_GBps", 0, true, std::nullopt, kMaxGBps);
+  g.d2d_GBps = number(x, "d2d_GBps", origin, "gpu.d2d_GBps", 0, true, std::nullopt, kMaxGBps);
   g.h2d_latency_us = number(x, "h2d_latency_us", origin, "gpu.h2d_latency_us", 0, false);
   g.d2h_latency_us = number(x, "d2h_latency_us", origin, "gpu.d2h_latency_us", 0, false);
   g.d2d_latency_us = number(x, "d2d_latency_us", origin, "gpu.d2d_latency_us", 0, false);
@@ -195,10 +205,10 @@ ComputeRates compute_from(const nlohmann::json& j, const std::string& origin, co
   c.blas = x.value("blas", std::string());
   c.threads = whole(x, "threads", origin, key + ".threads", 1, 1);
   c.batch = whole(x, "batch", origin, key + ".batch", 0, 0);
-  c.conv_flops_per_s = number(x, "conv_gflops_per_s", origin, key + ".conv_gflops_per_s", 0, true) * 1e9;
-  c.matmul_flops_per_s = number(x, "matmul_gflops_per_s", origin, key + ".matmul_gflops_per_s", 0, true) * 1e9;
-  c.elementwise_bytes_per_s = number(x, "elementwise_GBps", origin, key + ".elementwise_GBps", 0, true) * 1e9;
-  c.pool_bytes_per_s = number(x, "pool_GBps", origin, key + ".pool_GBps", 0, true) * 1e9;
+  c.conv_flops_per_s = number(x, "conv_gflops_per_s", origin, key + ".conv_gflops_per_s", 0, true, std::nullopt, kMaxGflops) * 1e9;
+  c.matmul_flops_per_s = number(x, "matmul_gflops_per_s", origin, key + ".matmul_gflops_per_s", 0, true, std::nullopt, kMaxGflops) * 1e9;
+  c.elementwise_bytes_per_s = number(x, "elementwise_GBps", origin, key + ".elementwise_GBps", 0, true, std::nullopt, kMaxGBps) * 1e9;
+  c.pool_bytes_per_s = number(x, "pool_GBps", origin, key + ".pool_GBps", 0, true, std::nullopt, kMaxGBps) * 1e9;
   return c;
 }
 
