@@ -9,6 +9,7 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -176,7 +177,85 @@ LinkSpec parse_spec(const Ctx& c, const json& j, const std::string& entry) {
   if (!figures_of(s)) {
     c.fail(entry, "unknown generation '" + s.generation + "' for " + std::string(name_of(s.type)) + "; use one of " + generations_of(s.type));
   }
+  // PCIe links are x1, x2, x4, x8 or x16 (PCI Express Base Specification); any other width is a
+  // typo the bandwidth would silently scale by.
+  if (s.type == LinkType::pcie && (s.width > 16 || (s.width & (s.width - 1)) != 0)) {
+    c.fail(entry, "\"width\" is " + std::to_string(s.width) + "; a PCIe link is 1, 2, 4, 8 or 16 lanes wide");
+  }
   return s;
+}
+
+// What a link's end is: the kinds each link type may join (link_ends_fit).
+enum class End { gpu, cpu, nic, pcie_switch, nvswitch };
+
+End end_of(const Machine& m, int v) {
+  if (m.is_device(v)) {
+    const DeviceKind k = m.devices[static_cast<std::size_t>(v)].kind;
+    return k == DeviceKind::gpu ? End::gpu : k == DeviceKind::cpu ? End::cpu : End::nic;
+  }
+  return m.switches[static_cast<std::size_t>(v) - m.devices.size()].kind == SwitchKind::pcie ? End::pcie_switch : End::nvswitch;
+}
+
+const char* words_of(End e) {
+  switch (e) {
+    case End::gpu: return "a GPU";
+    case End::cpu: return "a CPU";
+    case End::nic: return "a NIC";
+    case End::pcie_switch: return "a PCIe switch";
+    case End::nvswitch: return "an NVSwitch";
+  }
+  return "?";
+}
+
+// The ends a link type joins, as the hardware is built (and as every file of data/machines uses
+// them); empty where the type joins nothing inside a node. A physically impossible link (NVLink
+// to a NIC, InfiniBand between two GPUs of a node) would otherwise be priced as if it existed.
+std::string link_ends(LinkType t) {
+  switch (t) {
+    case LinkType::nvlink: return "a GPU to a GPU or an NVSwitch, or two NVSwitches";  // DGX-2: between its boards' switches
+    case LinkType::xgmi: return "two GPUs";
+    // A device reaches the PCIe fabric through a CPU's root complex or a PCIe switch; GPUs and NICs
+    // are endpoints (never linked to each other), NVSwitches carry NVLink only.
+    case LinkType::pcie: return "a GPU, NIC, CPU or PCIe switch to a CPU or a PCIe switch, never two CPUs";
+    case LinkType::qpi:
+    case LinkType::upi:
+    case LinkType::amd_fabric: return "two CPUs";  // socket links
+    case LinkType::infiniband:
+    case LinkType::ethernet:
+    case LinkType::memory: return {};
+  }
+  return {};
+}
+
+bool link_ends_fit(LinkType t, End a, End b) {
+  const auto pair = [&](End x, End y) { return (a == x && b == y) || (a == y && b == x); };
+  const auto upstream = [](End e) { return e == End::cpu || e == End::pcie_switch; };
+  switch (t) {
+    case LinkType::nvlink: return pair(End::gpu, End::gpu) || pair(End::gpu, End::nvswitch) || pair(End::nvswitch, End::nvswitch);
+    case LinkType::xgmi: return pair(End::gpu, End::gpu);
+    case LinkType::pcie: return a != End::nvswitch && b != End::nvswitch && !pair(End::cpu, End::cpu) && (upstream(a) || upstream(b));
+    case LinkType::qpi:
+    case LinkType::upi:
+    case LinkType::amd_fabric: return pair(End::cpu, End::cpu);
+    case LinkType::infiniband:
+    case LinkType::ethernet:
+    case LinkType::memory: return false;
+  }
+  return false;
+}
+
+void check_link_ends(const Ctx& c, const Machine& m, const Link& l, const std::string& entry) {
+  const std::string type(name_of(l.spec.type));
+  // The network between nodes is the file's "network" (every NIC's port joins it), not a link.
+  if (is_network(l.spec.type)) {
+    c.fail(entry, type + " joins nodes, not the devices of one: describe it in \"network\" (every NIC's port joins it)");
+  }
+  // Host memory is a CPU's "mem_bw_GBps", not a link between two devices.
+  if (l.spec.type == LinkType::memory) c.fail(entry, "\"memory\" is not a link; give a CPU's memory as its \"mem_bw_GBps\"");
+  const End a = end_of(m, l.a), b = end_of(m, l.b);
+  if (!link_ends_fit(l.spec.type, a, b)) {
+    c.fail(entry, type + " cannot join " + words_of(a) + " and " + words_of(b) + "; " + type + " joins " + link_ends(l.spec.type));
+  }
 }
 
 // Every GPU must reach a CPU (its host) and every other GPU of the node.
@@ -204,7 +283,7 @@ void check_routes(const Ctx& c, const Machine& m) {
     }
     bool host = false;
     for (int cpu : m.cpus()) host = host || seen[cpu];
-    if (!host && !m.cpus().empty()) {
+    if (!host) {
       c.fail("device '" + m.devices[g].id + "' (GPU)", "has no route to a CPU; add a PCIe link from it (or its switch) to a CPU");
     }
     reach.push_back(std::move(seen));
@@ -215,6 +294,17 @@ void check_routes(const Ctx& c, const Machine& m) {
         c.fail("device '" + m.devices[gpus[i]].id + "' (GPU)", "has no route to '" + m.devices[other].id + "'; add the links that join them");
       }
     }
+  }
+}
+
+// Every device (GPU, NIC, CPU) reaches every CPU: `topo` gives each its CPU affinity and
+// predict/simulate route host-memory transfers and NIC traffic to the CPUs, so a NIC left without
+// a link would be refused by one command and priced by the others. RouteFinder's own search (and
+// its "no route from 'nic1' to 'cpu0'" message), once here for every command.
+void check_routes_to_cpus(const Machine& m) {
+  const RouteFinder routes(m, P2P::on);
+  for (int d = 0; d < static_cast<int>(m.devices.size()); ++d) {
+    for (int cpu : m.cpus()) (void)routes.route(d, cpu);
   }
 }
 
@@ -338,6 +428,8 @@ Machine parse_machine(const json& doc, const std::string& origin) {
   std::map<std::string, int> vertex_of;
   for (int v = 0; v < m.vertex_count(); ++v) vertex_of.emplace(m.vertex_id(v), v);
   auto find = [&](const std::string& id) { const auto it = vertex_of.find(id); return it == vertex_of.end() ? -1 : it->second; };
+  // (type, lower vertex, higher vertex) -> the entry that first joined them.
+  std::map<std::tuple<LinkType, int, int>, std::size_t> first_link;
   for (std::size_t i = 0; i < doc["links"].size(); ++i) {
     const json& j = doc["links"][i];
     std::string entry = "links[" + std::to_string(i) + "]";
@@ -357,6 +449,15 @@ Machine parse_machine(const json& doc, const std::string& origin) {
     if (l.a == l.b) c.fail(entry, "joins '" + a + "' to itself");
     l.spec = parse_spec(c, j, entry);
     l.figures = *figures_of(l.spec);
+    check_link_ends(c, m, l, entry);
+    // A second entry of one type between the same two ends was added up for some types and ignored
+    // for others (puhti's gpu0-gpu1 NVLink listed twice doubled its bandwidth): one entry, its count.
+    const auto [first, added] = first_link.emplace(std::make_tuple(l.spec.type, std::min(l.a, l.b), std::max(l.a, l.b)), i);
+    if (!added) {
+      c.fail(entry, "a second " + std::string(name_of(l.spec.type)) + " link between " + a + " and " + b + " (links[" +
+                        std::to_string(first->second) + "] is the first); give one entry with its " +
+                        (l.spec.type == LinkType::pcie ? "width" : "count"));
+    }
     if (j.contains("host_bridge")) {
       l.host_bridge = get_string(c, j, entry, "host_bridge", true);
       const bool to_cpu = m.is_kind(l.a, DeviceKind::cpu) || m.is_kind(l.b, DeviceKind::cpu);
@@ -367,8 +468,24 @@ Machine parse_machine(const json& doc, const std::string& origin) {
     }
     m.links.push_back(l);
   }
-  if (m.gpus().empty() && m.cpus().empty()) c.fail("devices", "no GPU and no CPU; a machine needs at least one");
+  // A switch joins devices; one with no link (an NVSwitch left out of the NVLink entries) is a
+  // mistake that would leave its GPUs' bandwidth short without a word.
+  std::vector<bool> linked(static_cast<std::size_t>(m.vertex_count()), false);
+  for (const Link& l : m.links) linked[static_cast<std::size_t>(l.a)] = linked[static_cast<std::size_t>(l.b)] = true;
+  for (std::size_t s = 0; s < m.switches.size(); ++s) {
+    if (!linked[m.devices.size() + s]) {
+      c.fail("switches[" + std::to_string(s) + "] (" + m.switches[s].id + ")",
+             "no link joins it; link it to its devices or remove it");
+    }
+  }
+  // The host's CPU: routes to host memory (P2P off, GPUs without peer access) and every device's
+  // CPU affinity end there; a machine without one cannot be priced or shown.
+  if (m.cpus().empty()) {
+    c.fail("devices", "no CPU; a machine needs its host's CPU (routes to host memory, CPU affinity): add one (kind \"cpu\") "
+                      "and link its devices to it");
+  }
   check_routes(c, m);
+  check_routes_to_cpus(m);
   if (doc.contains("peer_access")) parse_pair_access(c, doc["peer_access"], m);
   if (doc.contains("network")) {
     const json& j = doc["network"];
