@@ -3,11 +3,13 @@
 #include "lab_main.h"
 
 #include <array>
+#include <filesystem>
 #include <iostream>
 #include <utility>
 
 #include <boost/program_options.hpp>
 
+#include "core/file_lock.h"
 #include "core/option_error.h"
 #include "core/output_path.h"
 #include "core/standard_output.h"
@@ -94,6 +96,9 @@ int lab_main(const lab::Lab& lab, int argc, char** argv) {
     if (o.out_dir.empty()) throw_usage("--out '': give a folder, or leave --out out for " + name + "-out");
     prepare_output_folder("out_dir", o.out_dir);
     check_output_file("json", o.json);
+    // One lab run per folder: two would remove each other's step files as they start their commands.
+    const FileLock out_lock((std::filesystem::path(o.out_dir) / ".lab-lock").string(), "out_dir", o.out_dir,
+                            "wait for it to finish, or give this run another --out folder");
     const int rc = lab.run(o, command, lab_message);
     if (const std::string why = rc == 0 ? standard_output_error() : ""; !why.empty()) {
       std::cerr << "error: " << name << ": its output could not be written to standard output (" << why

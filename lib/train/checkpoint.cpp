@@ -82,44 +82,8 @@ std::string non_finite(std::span<const float> values, const char* what) {
 
 }  // namespace
 
-CheckpointLock::CheckpointLock(const std::string& path) : lock_path_(path + ".lock") {
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) {
-      throw_parameter(ErrorKind::input, "checkpoint",
-                      path + ": cannot create its lock file " + lock_path_ + " (" + std::strerror(errno) +
-                          "); check that the folder is writable");
-    }
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      char text[32] = {};
-      const ssize_t n = ::pread(fd_, text, sizeof text - 1, 0);
-      ::close(fd_);
-      fd_ = -1;
-      const std::string pid = n > 0 ? std::string(text, static_cast<std::size_t>(n)) : "unknown";
-      throw_parameter(ErrorKind::usage, "checkpoint",
-                      path + ": in use by another job (pid " + pid.substr(0, pid.find('\n')) +
-                          "); give each job its own checkpoint file");
-    }
-    // The holder before us may have removed the file between our open and our lock: the lock
-    // counts only on the file that is still at the path.
-    struct stat held {}, now {};
-    if (::fstat(fd_, &held) == 0 && ::stat(lock_path_.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
-        held.st_dev == now.st_dev) {
-      const std::string pid = std::to_string(::getpid()) + "\n";
-      if (::ftruncate(fd_, 0) == 0) (void)!::pwrite(fd_, pid.data(), pid.size(), 0);
-      return;
-    }
-    ::close(fd_);
-    fd_ = -1;
-  }
-  throw_parameter(ErrorKind::runtime, "checkpoint", path + ": could not take the lock " + lock_path_);
-}
-
-CheckpointLock::~CheckpointLock() {
-  if (fd_ < 0) return;
-  ::unlink(lock_path_.c_str());  // while still holding it: a waiting job then retries on a new file
-  ::close(fd_);
-}
+CheckpointLock::CheckpointLock(const std::string& path)
+    : lock_(path + ".lock", "checkpoint", path, "give each job its own checkpoint file") {}
 
 void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const nn::ParameterSet& params,
                      const optim::Optimizer& optimizer, const std::function<void(std::size_t)>& after_bytes) {

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "core/file_lock.h"
+
 #include "nn/parameter.h"
 #include "optim/optimizer.h"
 
@@ -50,13 +52,9 @@ struct CheckpointMeta {
 class CheckpointLock {
  public:
   explicit CheckpointLock(const std::string& path);
-  ~CheckpointLock();
-  CheckpointLock(const CheckpointLock&) = delete;
-  CheckpointLock& operator=(const CheckpointLock&) = delete;
 
  private:
-  std::string lock_path_;
-  int fd_ = -1;
+  FileLock lock_;  // core/file_lock.h
 };
 
 // Writes the checkpoint to `path` atomically. `after_bytes`, when set, is called after each

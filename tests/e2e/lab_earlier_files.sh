@@ -2,7 +2,7 @@
 # A lab step reads the files its earlier steps made only when they were made by that step of this
 # lab with the same options and are complete; otherwise one line saying which step to run again,
 # exit 2 (never another run's figures, a crash on a half-written record, or a lab record written
-# over a step's file).
+# over a step's file); and one run at a time per output folder.
 #   lab_earlier_files.sh LAB1 WORK
 set -uo pipefail
 lab1=$1 work=$2
@@ -30,4 +30,12 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d.pop('epochs'); js
   "$work/w/whole.json" "$work/w/one-rank.json"
 "$lab1" "${A[@]}" --step 3 --out "$work/w" > "$work/step3.txt" 2>&1 || { cat "$work/step3.txt"; fail "step 3"; }
 expect 2 "a file it reads lacks what it needs" -- "$lab1" "${A[@]}" --step 5 --out "$work/w"
+# Two runs into one folder at once: the second is refused while the first holds it.
+"$lab1" "${A[@]}" --step 3 --out "$work/w" > "$work/first.txt" 2>&1 &
+first=$!
+for _ in $(seq 1 100); do [ -f "$work/w/.lab-lock" ] && break; sleep 0.1; done
+expect 2 "in use by another job (pid $first); wait for it to finish, or give this run another --out folder" -- \
+  "$lab1" "${A[@]}" --step 1 --out "$work/w"
+wait "$first" || { cat "$work/first.txt"; fail "the first run failed"; }
+[ ! -e "$work/w/.lab-lock" ] || fail "the lock file was left behind"
 echo "PASS: earlier steps' files are checked"
