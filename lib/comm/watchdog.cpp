@@ -71,7 +71,7 @@ bool read_heartbeat(const std::string& dir, int rank, Heartbeat& h) {
 void remove_stale_heartbeats(const std::string& base, const std::string& keep, double now) {
   namespace fs = std::filesystem;
   constexpr double kStaleS = 3600;
-  const auto folder_age_ok = [now](const fs::path& p) {  // not created or changed in the last hour
+  const auto folder_age_ok = [](const fs::path& p) {  // not created or changed in the last hour
     std::error_code ec;
     const auto t = fs::last_write_time(p, ec);
     return !ec && fs::file_time_type::clock::now() - t > std::chrono::seconds(static_cast<long>(kStaleS));
