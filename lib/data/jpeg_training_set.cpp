@@ -103,7 +103,7 @@ DatasetSplits load_jpeg_splits(const DatasetSpec& spec) {
     if (!spec.need_test) return s;
     throw_parameter(ErrorKind::input, "dataset",
                     spec.name + ": no test set in " + test_dir + "; make one with `scalelab data make-jpeg --split test --out " +
-                        test_dir + "` (with the same image size and colour), or train without evaluation (--no-eval)");
+                        test_dir + "` (with the same image size and colour), or train without evaluation");
   }
   o.training = false;
   s.test = std::make_unique<JpegTrainingSet>(test_dir, o, "jpeg:" + dir + " test");

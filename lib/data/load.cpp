@@ -34,7 +34,7 @@ std::string find_file(const fs::path& dir, const std::string& stem, const std::s
   const bool jpeg_set = fs::is_regular_file(dir / "index.bin", ec) && fs::is_regular_file(dir / "images.bin", ec);
   const std::string hint = default_dir ? "install it with 'apt-get install dataset-fashion-mnist' or point the data folder "
                                          "(or SCALELAB_DATA_DIR) at a folder holding the four IDX files"
-                           : jpeg_set ? "it holds a JPEG data set: give it as --dataset jpeg:" + dir.string()
+                           : jpeg_set ? "it holds a JPEG data set: name it jpeg:" + dir.string()
                                       : "give a folder holding the four IDX files, or use the synthetic dataset";
   throw_parameter(ErrorKind::input, folder_parameter(dir, dataset),
                   dir.string() + ": no " + stem + "[.gz] for " + dataset + "; " + hint);

@@ -40,7 +40,7 @@ double SizeTable::at(double b) const {
 }
 
 const char* const kNoDefaultProfile =
-    "no default calibration profile: HOME is not set to a folder; set HOME (or SCALELAB_PROFILE), or give --profile FILE";
+    "no default calibration profile: HOME is not set to a folder; set HOME (or SCALELAB_PROFILE), or name a profile file";
 
 std::string default_profile_path() {
   if (const char* env = std::getenv("SCALELAB_PROFILE"); env != nullptr && *env) return env;

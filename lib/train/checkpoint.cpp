@@ -125,7 +125,7 @@ CheckpointMeta load_checkpoint(const std::string& path, const std::string& model
                                optim::Optimizer& optimizer) {
   check_not_directory(path, "checkpoint", "resume");
   const auto bad = [&path](const std::string& what) { throw_parameter(ErrorKind::input, "resume", path + ": " + what); };
-  const std::string fix = "; give a file that scalelab train --checkpoint wrote";
+  const std::string fix = "; give a checkpoint that scalelab train wrote";
   if (is_special_file(path)) bad(kSpecialFileWords + fix);  // a FIFO would block the read, /dev/zero never end it
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_parameter(ErrorKind::input, "resume", path + ": cannot open the checkpoint; check the path");

@@ -141,9 +141,9 @@ PY
     # --synthetic-data prepares one batch once; bad options and a set without its test split are
     # one line, exit 2, unless nothing is evaluated (--no-eval).
     fixture_set
-    expect_error 2 "jpeg:set: no test set in set/test; make one with .scalelab data make-jpeg --split test.*or train without evaluation (--no-eval)" -- \
+    expect_error 2 "jpeg:set: no test set in set/test; make one with .scalelab data make-jpeg --split test.*or train without evaluation" -- \
       "$SCALELAB" train --dataset jpeg:set --model cnn --crop 28 --epochs 1 --batch-size 8
-    expect_error 2 "no train-images-idx3-ubyte\[.gz\] for set; it holds a JPEG data set: give it as --dataset jpeg:set" -- \
+    expect_error 2 "no train-images-idx3-ubyte\[.gz\] for set; it holds a JPEG data set: name it jpeg:set" -- \
       "$SCALELAB" train --dataset set --model mlp --epochs 1 --batch-size 8
     "$SCALELAB" train --dataset jpeg:set --model mlp --crop 28 --epochs 1 --batch-size 8 --no-eval > noeval.txt \
       || { cat noeval.txt; fail "train --no-eval on a set without its test split"; }
