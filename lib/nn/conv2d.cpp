@@ -160,7 +160,7 @@ void Conv2D::backward_chunk(const ConvGeometry& g, ConstTensorView in, const Pla
   sgemm(true, false, static_cast<int>(k), static_cast<int>(ncols), static_cast<int>(o_.filters), 1.0f,
         params_->value(w_), static_cast<int>(k), dz, static_cast<int>(ncols), 0.0f, ws.cols.data(),
         static_cast<int>(ncols));
-  col2im(g, n, ws.cols.data(), din.data + b0 * in_image);
+  col2im(g, n, ws.cols.data(), din.data + b0 * in_image, din_relu_mask_ ? in.data + b0 * in_image : nullptr);
 }
 
 template <class PlaneGradient>

@@ -60,11 +60,17 @@ class Conv2D final : public Layer {
   // applies it: MaxPool2D::set_applies_relu_mask, set together by nn::Model::build): backward
   // skips reading its output for the mask.
   void set_output_gradient_masked(bool on) { dout_masked_ = on; }
+  // The layer before is a convolution with a ReLU whose output is this layer's input: backward
+  // applies that ReLU's derivative to the input gradient as col2im writes it, row by row in
+  // registers, and the layer before skips its own pass (set_output_gradient_masked, set together
+  // by nn::Model::set_fusion). The gradients are the same to the last bit.
+  void set_input_gradient_relu_mask(bool on) { din_relu_mask_ = on; }
 
  private:
   [[nodiscard]] ConvGeometry geometry(const Shape& in) const;
   Conv2DOptions o_;
   bool dout_masked_ = false;
+  bool din_relu_mask_ = false;
   ParameterSet* params_ = nullptr;
   std::size_t w_ = 0, b_ = 0;
   std::size_t in_channels_ = 0;

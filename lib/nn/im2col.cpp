@@ -76,7 +76,7 @@ inline __mmask16 first_lanes(std::size_t n) {  // lanes [0, n) of 16
 // col2im for stride 1 and rows of at most 32 (the cnn's 26-wide inputs, 24-wide outputs): each
 // input row is summed in two registers from the Kh x Kw column rows that read it, shifted into
 // place, and stored once, instead of adding into memory Kh x Kw times after zero-filling it.
-void col2im_narrow(const ConvGeometry& g, std::size_t batch, const float* cols, float* in) {
+void col2im_narrow(const ConvGeometry& g, std::size_t batch, const float* cols, float* in, const float* relu_out) {
   const std::size_t ho = g.out_h(), wo = g.out_w(), plane = ho * wo, ncols = batch * plane;
   const std::size_t w = g.width, kh = g.kernel_h, kw = g.kernel_w;
   std::array<RowShift, kNarrowMaxKernel> shifts;  // on the stack: this runs every step, and allocates nothing
@@ -86,6 +86,7 @@ void col2im_narrow(const ConvGeometry& g, std::size_t batch, const float* cols, 
   for (std::size_t n = 0; n < batch; ++n)
     for (std::size_t c = 0; c < g.channels; ++c) {
       float* dst = in + (n * g.channels + c) * g.height * w;
+      const float* mask = relu_out == nullptr ? nullptr : relu_out + (n * g.channels + c) * g.height * w;
       const float* rows = cols + c * kh * kw * ncols + n * plane;
       for (std::size_t ih = 0; ih < g.height; ++ih) {
         __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
@@ -99,6 +100,11 @@ void col2im_narrow(const ConvGeometry& g, std::size_t batch, const float* cols, 
             a0 = _mm512_add_ps(a0, _mm512_maskz_permutex2var_ps(r.keep0, s0, r.idx0, s1));
             a1 = _mm512_add_ps(a1, _mm512_maskz_permutex2var_ps(r.keep1, s0, r.idx1, s1));
           }
+        }
+        if (mask != nullptr) {
+          const __m512 zero = _mm512_setzero_ps();
+          a0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(dst0, mask + ih * w), zero, _CMP_GT_OQ), a0);
+          a1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(dst1, mask + ih * w + 16), zero, _CMP_GT_OQ), a1);
         }
         _mm512_mask_storeu_ps(dst + ih * w, dst0, a0);
         _mm512_mask_storeu_ps(dst + ih * w + 16, dst1, a1);
@@ -203,10 +209,10 @@ void im2col(const ConvGeometry& g, std::size_t batch, const float* in, float* co
       }
 }
 
-void col2im(const ConvGeometry& g, std::size_t batch, const float* cols, float* in) {
+void col2im(const ConvGeometry& g, std::size_t batch, const float* cols, float* in, const float* relu_out) {
 #if defined(__AVX512F__)
   if (g.stride == 1 && g.width <= 32 && g.out_w() <= 32 && g.kernel_w <= kNarrowMaxKernel) {
-    col2im_narrow(g, batch, cols, in);
+    col2im_narrow(g, batch, cols, in, relu_out);
     return;
   }
 #endif
@@ -235,6 +241,8 @@ void col2im(const ConvGeometry& g, std::size_t batch, const float* cols, float* 
           }
         }
       }
+  if (relu_out != nullptr)
+    for (std::size_t i = 0; i < batch * g.channels * hw; ++i) in[i] = relu_out[i] > 0.0f ? in[i] : 0.0f;
 }
 
 }  // namespace scalelab::nn

@@ -17,7 +17,9 @@ struct ConvGeometry {
 // in: (batch, C, H, W); cols: rows() x (batch * Ho * Wo), fully overwritten.
 void im2col(const ConvGeometry& g, std::size_t batch, const float* in, float* cols);
 // The adjoint: in (batch, C, H, W) is overwritten with the sum of every column entry that
-// im2col would have read from each input position.
-void col2im(const ConvGeometry& g, std::size_t batch, const float* cols, float* in);
+// im2col would have read from each input position. With relu_out (laid out as `in`: the output
+// of the ReLU that produced this input), positions where relu_out is not positive get 0 instead:
+// that ReLU's derivative, applied while each row is in registers (Conv2D::set_input_gradient_relu_mask).
+void col2im(const ConvGeometry& g, std::size_t batch, const float* cols, float* in, const float* relu_out = nullptr);
 
 }  // namespace scalelab::nn

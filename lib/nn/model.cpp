@@ -55,6 +55,9 @@ void Model::build() {
     auto* conv = dynamic_cast<Conv2D*>(layers_[i].get());
     auto* pool = dynamic_cast<MaxPool2D*>(layers_[i + 1].get());
     if (conv != nullptr && pool != nullptr) fused_[i] = {conv, pool};
+    auto* next = dynamic_cast<Conv2D*>(layers_[i + 1].get());
+    if (conv != nullptr && next != nullptr && conv->options().activation == Activation::relu)
+      relu_chained_.emplace_back(conv, next);
   }
   set_fusion(true);
   // One stream for initial values, another per layer for its randomness: adding a Dropout does
@@ -73,6 +76,10 @@ void Model::set_fusion(bool on) {
     const bool mask = on && conv->options().activation == Activation::relu;
     pool->set_applies_relu_mask(mask);
     conv->set_output_gradient_masked(mask);
+  }
+  for (const auto& [conv, next] : relu_chained_) {
+    conv->set_output_gradient_masked(on);
+    next->set_input_gradient_relu_mask(on);
   }
 }
 

@@ -107,6 +107,9 @@ class Model {
   std::vector<std::pair<std::size_t, std::size_t>> layer_params_;  // per layer, its parameters [first, end)
   // Per layer: a Conv2D and the MaxPool2D right after it, fused (set_fusion), else null.
   std::vector<std::pair<Conv2D*, MaxPool2D*>> fused_;
+  // A convolution with a ReLU and the convolution right after it, which applies that ReLU's
+  // derivative in its col2im when fusion is on (Conv2D::set_input_gradient_relu_mask).
+  std::vector<std::pair<Conv2D*, Conv2D*>> relu_chained_;
   bool fusion_ = true;
   bool forward_fused_ = true;  // fusion_ at the last forward, which backward must follow
   std::vector<Tensor> acts_;  // output of each non-aliasing layer (none for a convolution fused with its pool)

@@ -2,7 +2,8 @@
 // take each path: at stride 1 whole rows of 16 floats or more, rows with padding and short rows
 // (im2col), rows of at most 32 floats (col2im's vector path, kernels from 1 to 5) and wider ones;
 // stride 2 (the general loops). col2im must equal the sum, in the same order, of every column
-// entry that reads each input position: the same to the last bit.
+// entry that reads each input position: the same to the last bit, and with a ReLU's output
+// given, 0 where that output is not positive.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -59,6 +60,18 @@ TEST_P(Im2col, ColumnsAndTheirAdjointFollowTheDefinition) {
               if (src >= 0) expect_back[static_cast<std::size_t>(src)] += y[at];
             }
   for (std::size_t i = 0; i < in_size; ++i) ASSERT_EQ(back[i], expect_back[i]) << "input position " << i;
+  // With a ReLU's output beside it (about half of it not positive, zeros among them): that ReLU's
+  // derivative applied, the rest the same to the last bit.
+  std::vector<float> relu_out = random_values(in_size, 3), masked(in_size, -7.0f);
+  for (std::size_t i = 0; i < in_size; i += 5) relu_out[i] = 0.0f;
+  col2im(g, batch, y.data(), masked.data(), relu_out.data());
+  std::size_t zeroed = 0;
+  for (std::size_t i = 0; i < in_size; ++i) {
+    const bool pass = relu_out[i] > 0.0f;
+    zeroed += !pass;
+    ASSERT_EQ(masked[i], pass ? expect_back[i] : 0.0f) << "input position " << i << " under the ReLU mask";
+  }
+  EXPECT_GT(zeroed, in_size / 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(
