@@ -4,6 +4,7 @@
 // a stream, e.g. the rank) and expands it with a counter-based hash (four 16-bit draws per
 // hash), which is reproducible and far cheaper per element than drawing each from the Rng.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "nn/layer.h"
@@ -27,7 +28,8 @@ class Dropout final : public Layer {
   float rate_;
   Rng rng_{0};
   bool last_training_ = false;
-  std::vector<float> mask_;  // 0 or 1/(1-rate) per element of the last training forward
+  float scale_ = 1.0f;               // 1/(1-rate)
+  std::vector<std::uint64_t> keep_;  // one bit per element of the last training forward: kept (scaled) or dropped
 };
 
 }  // namespace scalelab::nn

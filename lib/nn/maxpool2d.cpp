@@ -9,6 +9,7 @@ namespace scalelab::nn {
 
 MaxPool2D::MaxPool2D(std::size_t pool, std::size_t stride) : pool_(pool), stride_(stride ? stride : pool) {
   if (pool == 0) throw_usage("MaxPooling2D: the pool size must be at least 1");
+  if (pool > kMaxPool) throw_usage("MaxPooling2D: the pool size must be at most " + std::to_string(kMaxPool) + ", got " + std::to_string(pool));
 }
 
 Shape MaxPool2D::output_shape(const Shape& in) const {
@@ -19,36 +20,40 @@ Shape MaxPool2D::output_shape(const Shape& in) const {
 
 void MaxPool2D::reserve(const Shape& in_shape, std::size_t max_batch) {
   // Filled here so that every page is touched once, outside the step.
-  argmax_.assign(max_batch * output_shape(in_shape).numel(), 0u);
+  // One vector's worth past the end: the backward pass loads 16 places at a time.
+  where_.assign(max_batch * output_shape(in_shape).numel() + 16, 0u);
 }
 
 namespace {
 
+// The maximum's place in its window, or kNoGradient where the fused ReLU's derivative is 0 there.
+std::uint16_t place(std::size_t best, float max, bool relu_mask) {
+  return relu_mask && !(max > 0.0f) ? MaxPool2D::kNoGradient : static_cast<std::uint16_t>(best);
+}
+
 // The common 2x2, stride 2 case. With AVX-512, 16 outputs at a time: two loads per input row,
-// split into even and odd columns, then three compare-and-blend steps on values and indices
+// split into even and odd columns, then three compare-and-blend steps on values and places
 // (strict >, so ties keep the first maximum). The scalar loop is the reference and the tail.
-void pool2x2_scalar(const float* r0, const float* r1, std::uint32_t base, std::uint32_t w, std::size_t from,
-                    std::size_t to, float* dst, std::uint32_t* arg) {
+void pool2x2_scalar(const float* r0, const float* r1, std::size_t from, std::size_t to, float* dst,
+                    std::uint16_t* where, bool relu_mask) {
   for (std::size_t ow = from; ow < to; ++ow) {
-    const auto c = static_cast<std::uint32_t>(2 * ow);
+    const std::size_t c = 2 * ow;
     const float v[4] = {r0[c], r0[c + 1], r1[c], r1[c + 1]};
-    const std::uint32_t at[4] = {base + c, base + c + 1, base + w + c, base + w + c + 1};
     std::size_t best = 0;
     for (std::size_t i = 1; i < 4; ++i)
       if (v[i] > v[best]) best = i;
     dst[ow] = v[best];
-    arg[ow] = at[best];
+    where[ow] = place(best, v[best], relu_mask);
   }
 }
 
-void pool2x2(const float* src, std::size_t w, std::size_t ho, std::size_t wo, float* dst, std::uint32_t* arg) {
-  const auto w32 = static_cast<std::uint32_t>(w);
+void pool2x2(const float* src, std::size_t w, std::size_t ho, std::size_t wo, float* dst, std::uint16_t* where,
+             bool relu_mask) {
   for (std::size_t oh = 0; oh < ho; ++oh) {
     const float* r0 = src + 2 * oh * w;
     const float* r1 = r0 + w;
-    const auto base = static_cast<std::uint32_t>(2 * oh * w);
     float* d = dst + oh * wo;
-    std::uint32_t* a = arg + oh * wo;
+    std::uint16_t* a = where + oh * wo;
     std::size_t ow = 0;
 #if defined(__AVX512F__)
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
@@ -61,27 +66,30 @@ void pool2x2(const float* src, std::size_t w, std::size_t ho, std::size_t wo, fl
       const std::size_t c = 2 * ow;
       const __m512 a0 = _mm512_maskz_loadu_ps(lo, r0 + c), b0 = _mm512_maskz_loadu_ps(hi, r0 + c + 16);
       const __m512 a1 = _mm512_maskz_loadu_ps(lo, r1 + c), b1 = _mm512_maskz_loadu_ps(hi, r1 + c + 16);
-      const __m512i col = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base + c)), even);
       __m512 m = _mm512_permutex2var_ps(a0, even, b0);
-      __m512i at = col;
+      __m512i at = _mm512_setzero_si512();
       const __m512 v1 = _mm512_permutex2var_ps(a0, odd, b0);
       const __m512 v2 = _mm512_permutex2var_ps(a1, even, b1);
       const __m512 v3 = _mm512_permutex2var_ps(a1, odd, b1);
       __mmask16 k = _mm512_cmp_ps_mask(v1, m, _CMP_GT_OQ);
       m = _mm512_mask_blend_ps(k, m, v1);
-      at = _mm512_mask_blend_epi32(k, at, _mm512_add_epi32(col, _mm512_set1_epi32(1)));
+      at = _mm512_mask_blend_epi32(k, at, _mm512_set1_epi32(1));
       k = _mm512_cmp_ps_mask(v2, m, _CMP_GT_OQ);
       m = _mm512_mask_blend_ps(k, m, v2);
-      at = _mm512_mask_blend_epi32(k, at, _mm512_add_epi32(col, _mm512_set1_epi32(static_cast<int>(w32))));
+      at = _mm512_mask_blend_epi32(k, at, _mm512_set1_epi32(2));
       k = _mm512_cmp_ps_mask(v3, m, _CMP_GT_OQ);
       m = _mm512_mask_blend_ps(k, m, v3);
-      at = _mm512_mask_blend_epi32(k, at, _mm512_add_epi32(col, _mm512_set1_epi32(static_cast<int>(w32 + 1))));
+      at = _mm512_mask_blend_epi32(k, at, _mm512_set1_epi32(3));
+      if (relu_mask) {
+        const __mmask16 dead = _mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_NGT_UQ);  // !(m > 0)
+        at = _mm512_mask_blend_epi32(dead, at, _mm512_set1_epi32(MaxPool2D::kNoGradient));
+      }
       const __mmask16 out = static_cast<__mmask16>((1u << n) - 1u);
       _mm512_mask_storeu_ps(d + ow, out, m);
-      _mm512_mask_storeu_epi32(a + ow, out, at);
+      _mm512_mask_cvtepi32_storeu_epi16(a + ow, out, at);
     }
 #endif
-    pool2x2_scalar(r0, r1, base, w32, ow, wo, d, a);
+    pool2x2_scalar(r0, r1, ow, wo, d, a, relu_mask);
   }
 }
 
@@ -97,27 +105,27 @@ void MaxPool2D::forward_images(const float* images, std::size_t h, std::size_t w
   const std::size_t first = b0 * channels, last = (b0 + n) * channels;  // planes
   if (pool_ == 2 && stride_ == 2) {
     for (std::size_t pl = first; pl < last; ++pl)
-      pool2x2(images + (pl - first) * h * w, w, ho, wo, out.data + pl * ho * wo, argmax_.data() + pl * ho * wo);
+      pool2x2(images + (pl - first) * h * w, w, ho, wo, out.data + pl * ho * wo, where_.data() + pl * ho * wo,
+              relu_mask_);
     return;
   }
   for (std::size_t pl = first; pl < last; ++pl) {
     const float* src = images + (pl - first) * h * w;
     float* dst = out.data + pl * ho * wo;
-    std::uint32_t* arg = argmax_.data() + pl * ho * wo;
+    std::uint16_t* where = where_.data() + pl * ho * wo;
     for (std::size_t oh = 0; oh < ho; ++oh)
       for (std::size_t ow = 0; ow < wo; ++ow) {
-        std::size_t best = oh * stride_ * w + ow * stride_;
-        float m = src[best];
+        const float* window = src + oh * stride_ * w + ow * stride_;
+        std::size_t best = 0;
+        float m = window[0];
         for (std::size_t i = 0; i < pool_; ++i)
-          for (std::size_t j = 0; j < pool_; ++j) {
-            std::size_t at = (oh * stride_ + i) * w + ow * stride_ + j;
-            if (src[at] > m) {
-              m = src[at];
-              best = at;
+          for (std::size_t j = 0; j < pool_; ++j)
+            if (window[i * w + j] > m) {
+              m = window[i * w + j];
+              best = i * pool_ + j;
             }
-          }
         dst[oh * wo + ow] = m;
-        arg[oh * wo + ow] = static_cast<std::uint32_t>(best);
+        where[oh * wo + ow] = place(best, m, relu_mask_);
       }
   }
 }
@@ -126,8 +134,7 @@ void MaxPool2D::backward_plane(std::size_t h, std::size_t w, ConstTensorView out
                                std::size_t plane, float* din_plane) const {
   const std::size_t ho = out.shape[2], wo = out.shape[3], ohw = ho * wo;
   const float* g = dout.data + plane * ohw;
-  const float* y = out.data + plane * ohw;
-  const std::uint32_t* arg = argmax_.data() + plane * ohw;
+  const std::uint16_t* where = where_.data() + plane * ohw;  // kNoGradient where the fused ReLU's derivative is 0
   float* d = din_plane;
   if (pool_ == 2 && stride_ == 2 && h % 2 == 0 && w % 2 == 0) {
     // Windows tile the plane exactly: write every input position once (the gradient at the
@@ -135,34 +142,39 @@ void MaxPool2D::backward_plane(std::size_t h, std::size_t w, ConstTensorView out
     for (std::size_t oh = 0; oh < ho; ++oh) {
       float* r0 = d + 2 * oh * w;
       float* r1 = r0 + w;
-      const auto base = static_cast<std::uint32_t>(2 * oh * w);
       std::size_t ow = 0;
 #if defined(__AVX512F__)
       // 16 windows at a time: each of the four positions gets the gradient where it holds the
       // window's maximum, 0 elsewhere; even and odd columns are interleaved back into rows.
-      const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
       const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
       const __m512i hi_idx = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-      const __m512i one = _mm512_set1_epi32(1), row = _mm512_set1_epi32(static_cast<int>(w));
+      // Rows of at most 16 windows (one block per row pair) are written with plain stores, 32
+      // floats from each row's start, where what lands past the row is written over by the row
+      // (or row pair) after it, as long as it stays inside the plane; masked stores cost several
+      // times a plain one on some cores (AMD's among them).
+      const bool plain = wo <= 16 && (2 * oh + 1) * w + 32 <= h * w;
       for (; ow < wo; ow += 16) {
         const std::size_t n = std::min<std::size_t>(16, wo - ow);
         const __mmask16 in_mask = static_cast<__mmask16>((1u << n) - 1u);
         const __mmask16 lo = static_cast<__mmask16>(n >= 8 ? 0xFFFFu : (1u << (2 * n)) - 1u);
         const __mmask16 hi = static_cast<__mmask16>(n > 8 ? (1u << (2 * n - 16)) - 1u : 0u);
-        __m512 v = _mm512_maskz_loadu_ps(in_mask, g + oh * wo + ow);
-        if (relu_mask_) {
-          const __m512 pooled = _mm512_maskz_loadu_ps(in_mask, y + oh * wo + ow);
-          v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(pooled, _mm512_setzero_ps(), _CMP_GT_OQ), v);
-        }
-        const __m512i a = _mm512_maskz_loadu_epi32(in_mask, arg + oh * wo + ow);
-        const __m512i c = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(base + 2 * ow)), even);
-        const __m512 e0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, c), v);
-        const __m512 o0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, _mm512_add_epi32(c, one)), v);
-        const __m512i c1 = _mm512_add_epi32(c, row);
-        const __m512 e1 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, c1), v);
-        const __m512 o1 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, _mm512_add_epi32(c1, one)), v);
+        const __m512 v = _mm512_maskz_loadu_ps(in_mask, g + oh * wo + ow);
+        // 16 places (reserve() leaves room past the last one); lanes past n match no place.
+        const __m512i a =
+            _mm512_maskz_cvtepu16_epi32(in_mask, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(where + oh * wo + ow)));
+        const __m512 e0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, _mm512_setzero_si512()), v);
+        const __m512 o0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, _mm512_set1_epi32(1)), v);
+        const __m512 e1 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, _mm512_set1_epi32(2)), v);
+        const __m512 o1 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(a, _mm512_set1_epi32(3)), v);
         float* d0 = r0 + 2 * ow;
         float* d1 = r1 + 2 * ow;
+        if (plain) {
+          _mm512_storeu_ps(d0, _mm512_permutex2var_ps(e0, lo_idx, o0));
+          _mm512_storeu_ps(d0 + 16, _mm512_permutex2var_ps(e0, hi_idx, o0));
+          _mm512_storeu_ps(d1, _mm512_permutex2var_ps(e1, lo_idx, o1));
+          _mm512_storeu_ps(d1 + 16, _mm512_permutex2var_ps(e1, hi_idx, o1));
+          continue;
+        }
         _mm512_mask_storeu_ps(d0, lo, _mm512_permutex2var_ps(e0, lo_idx, o0));
         _mm512_mask_storeu_ps(d0 + 16, hi, _mm512_permutex2var_ps(e0, hi_idx, o0));
         _mm512_mask_storeu_ps(d1, lo, _mm512_permutex2var_ps(e1, lo_idx, o1));
@@ -170,19 +182,23 @@ void MaxPool2D::backward_plane(std::size_t h, std::size_t w, ConstTensorView out
       }
 #endif
       for (; ow < wo; ++ow) {
-        const std::uint32_t a = arg[oh * wo + ow], c = base + static_cast<std::uint32_t>(2 * ow);
-        const float v = relu_mask_ && !(y[oh * wo + ow] > 0.0f) ? 0.0f : g[oh * wo + ow];
-        const auto w32 = static_cast<std::uint32_t>(w);
-        r0[2 * ow] = a == c ? v : 0.0f;
-        r0[2 * ow + 1] = a == c + 1 ? v : 0.0f;
-        r1[2 * ow] = a == c + w32 ? v : 0.0f;
-        r1[2 * ow + 1] = a == c + w32 + 1 ? v : 0.0f;
+        const std::uint16_t a = where[oh * wo + ow];
+        const float v = g[oh * wo + ow];
+        r0[2 * ow] = a == 0 ? v : 0.0f;
+        r0[2 * ow + 1] = a == 1 ? v : 0.0f;
+        r1[2 * ow] = a == 2 ? v : 0.0f;
+        r1[2 * ow + 1] = a == 3 ? v : 0.0f;
       }
     }
     return;
   }
   std::fill_n(d, h * w, 0.0f);
-  for (std::size_t o = 0; o < ohw; ++o) d[arg[o]] += relu_mask_ && !(y[o] > 0.0f) ? 0.0f : g[o];
+  for (std::size_t oh = 0; oh < ho; ++oh)
+    for (std::size_t ow = 0; ow < wo; ++ow) {
+      const std::uint16_t a = where[oh * wo + ow];
+      if (a == kNoGradient) continue;
+      d[(oh * stride_ + a / pool_) * w + ow * stride_ + a % pool_] += g[oh * wo + ow];
+    }
 }
 
 void MaxPool2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView dout, TensorView din) {

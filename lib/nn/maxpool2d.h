@@ -1,6 +1,7 @@
 // MaxPooling2D: the maximum over each k x k window (stride k by default, no padding: Keras'
-// MaxPooling2D(pool_size=k)). Forward records where each maximum came from, so backward routes
-// the gradient there without comparing again (ties go to the first maximum, as in PyTorch).
+// MaxPooling2D(pool_size=k)). Forward records where in its window each maximum came from (two
+// bytes per output), so backward routes the gradient there without comparing again (ties go to
+// the first maximum, as in PyTorch).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -11,6 +12,8 @@ namespace scalelab::nn {
 
 class MaxPool2D final : public Layer {
  public:
+  static constexpr std::size_t kMaxPool = 255;  // a window's places, row * pool + column, fit in 16 bits
+  static constexpr std::uint16_t kNoGradient = 0xFFFF;  // a place that receives no gradient (the fused ReLU's)
   explicit MaxPool2D(std::size_t pool, std::size_t stride = 0);
   [[nodiscard]] std::string type() const override { return "MaxPooling2D"; }
   [[nodiscard]] Shape output_shape(const Shape& in) const override;
@@ -31,16 +34,17 @@ class MaxPool2D final : public Layer {
   [[nodiscard]] std::size_t stride() const { return stride_; }
   // Fusion with the ReLU of the layer before (nn::Model::build sets it): backward also applies
   // that ReLU's derivative. A window's gradient reaches only its maximum, where the ReLU's output
-  // is this layer's output, so the mask is (output > 0), read from the pooled tensor (a quarter of
-  // the input's size for 2x2); the layer before then skips its own mask
-  // (Conv2D::set_output_gradient_masked). The gradients are the same to the last bit.
+  // is this layer's output, so the mask is (output > 0): forward records it with each place
+  // (kNoGradient where it is 0), and backward reads no more than without it. The layer before
+  // then skips its own mask (Conv2D::set_output_gradient_masked). The gradients are the same to
+  // the last bit. Set between steps, not between a forward pass and its backward.
   void set_applies_relu_mask(bool on) { relu_mask_ = on; }
   [[nodiscard]] bool applies_relu_mask() const { return relu_mask_; }
 
  private:
   std::size_t pool_, stride_;
   bool relu_mask_ = false;
-  std::vector<std::uint32_t> argmax_;  // per output: index into the input plane
+  std::vector<std::uint16_t> where_;  // per output: the maximum's place in its window, or kNoGradient
 };
 
 }  // namespace scalelab::nn

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "grad_check.h"
@@ -77,10 +78,12 @@ TEST(MaxPool2D, TakesTheWindowMaximumAndRoutesTheGradientThere) {
 }
 
 // Planes wide enough for the vector paths' full blocks of 16 windows and their tails (wo = 20 and
-// 7): every input position holds the window's gradient exactly where the forward pass found the
-// window's maximum, and 0 elsewhere.
+// 7), and rows of at most 16 windows written with plain stores that run past their row (wo = 12,
+// the cnn's; wo = 4, where what runs past a row pair reaches two pairs on): every input position
+// holds the window's gradient exactly where the forward pass found the window's maximum, and 0
+// elsewhere.
 TEST(MaxPool2D, WidePlanesRouteEachWindowsGradientToItsMaximum) {
-  for (Shape s : {Shape{3, 8, 40}, Shape{2, 6, 14}}) {
+  for (Shape s : {Shape{3, 8, 40}, Shape{2, 6, 14}, Shape{2, 24, 24}, Shape{3, 12, 8}}) {
     MaxPool2D p(2);
     testing::LayerHarness h(p, s, 2);
     std::vector<float> v(h.in.numel());
@@ -179,6 +182,55 @@ TEST(Dropout, SameSeedSameMaskAndBackwardUsesTheMask) {
   d.forward(h.in.view(), h.out.view(), true);
   EXPECT_FALSE(std::equal(first.begin(), first.end(), h.out.data()));
   EXPECT_LT(h.input_error(), 1e-3);
+}
+
+// 67 elements: whole words of 64 mask bits, a partial one and a partial group of four draws.
+// Dropped units are the input times 0 (negative inputs give -0), kept ones times 1/(1 - rate),
+// and backward drops and scales the same units.
+TEST(Dropout, EveryElementIsMaskedAndBackwardRepeatsTheMask) {
+  const float rate = 0.5f, scale = 1.0f / (1.0f - rate);
+  Dropout d(rate);
+  testing::LayerHarness h(d, Shape{67}, 1);
+  for (std::size_t i = 0; i < 67; ++i) h.in.data()[i] = -1.0f - static_cast<float>(i);
+  h.r.fill(1.0f);
+  h.backward();
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < 67; ++i) {
+    const float x = h.in.data()[i], y = h.out.data()[i], g = h.din.data()[i];
+    if (y == 0.0f) {
+      EXPECT_TRUE(std::signbit(y)) << "element " << i << ": a dropped negative input is -0";
+      EXPECT_EQ(g, 0.0f) << "element " << i;
+    } else {
+      ++kept;
+      EXPECT_EQ(y, x * scale) << "element " << i;
+      EXPECT_EQ(g, scale) << "element " << i;
+    }
+  }
+  EXPECT_GT(kept, 10u);
+  EXPECT_LT(kept, 57u);
+}
+
+// The mask is the documented one (dropout.h): a key from the layer's Rng, then four 16-bit draws
+// per splitmix64 hash of key + golden * (group + 1), kept when >= rate * 65536. Written out here
+// so that the vector path and the plain one (and the GPU twin, which draws the same keys) agree.
+TEST(Dropout, MaskFollowsTheCounterBasedHash) {
+  for (float rate : {0.25f, 0.5f, 0.1f}) {
+    Dropout d(rate);
+    testing::LayerHarness h(d, Shape{300}, 1);
+    for (std::size_t i = 0; i < 300; ++i) h.in.data()[i] = 1.0f + static_cast<float>(i);
+    d.reseed(42, 3);
+    d.forward(h.in.view(), h.out.view(), true);
+    const std::uint64_t key = Rng(42, 3).next_u64();
+    const auto threshold = static_cast<std::uint32_t>(std::lround(double(rate) * 65536.0));
+    for (std::size_t i = 0; i < 300; ++i) {
+      std::uint64_t z = key + 0x9E3779B97F4A7C15ull * (i / 4 + 1);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      z ^= z >> 31;
+      const bool keep = ((z >> (16 * (i % 4))) & 0xFFFFu) >= threshold;
+      EXPECT_EQ(h.out.data()[i] != 0.0f, keep) << "rate " << rate << ", element " << i;
+    }
+  }
 }
 
 TEST(Dropout, RateOutsideZeroOneIsAUsageError) {
