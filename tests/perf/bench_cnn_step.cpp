@@ -88,13 +88,17 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-// Times `calls` products of one shape on buffers of their own: the median of `reps` after a warm-up.
+// Times `calls` products of one shape on buffers of their own, 64-byte aligned as the engine's
+// tensors are: the median of `reps` after a warm-up.
 double time_gemm(const nn::GemmCall& c, int reps) {
   // Stored sizes: A is m x k (k x m transposed) with row stride lda, and so on.
   const std::size_t a_rows = static_cast<std::size_t>(c.trans_a ? c.k : c.m);
   const std::size_t b_rows = static_cast<std::size_t>(c.trans_b ? c.n : c.k);
-  std::vector<float> a(a_rows * static_cast<std::size_t>(c.lda), 0.5f), b(b_rows * static_cast<std::size_t>(c.ldb), 0.25f),
-      out(static_cast<std::size_t>(c.m) * static_cast<std::size_t>(c.ldc), 0.0f);
+  nn::Tensor a(nn::Shape{a_rows * static_cast<std::size_t>(c.lda)}), b(nn::Shape{b_rows * static_cast<std::size_t>(c.ldb)}),
+      out(nn::Shape{static_cast<std::size_t>(c.m) * static_cast<std::size_t>(c.ldc)});
+  a.fill(0.5f);
+  b.fill(0.25f);
+  out.fill(0.0f);
   const auto run = [&] {
     nn::sgemm(c.trans_a, c.trans_b, c.m, c.n, c.k, 1.0f, a.data(), c.lda, b.data(), c.ldb, c.beta, out.data(), c.ldc);
   };
