@@ -10,9 +10,9 @@
 // It also measures the step's GEMM-bound limit: one step's matrix products are recorded (shape,
 // transposes, leading dimensions), then each is timed alone on buffers of its own, 64-byte
 // aligned as the engine's tensors are (median of repeats, after a warm-up), and their sum is the
-// step's time if it did nothing but its products
-// at the rates the BLAS reaches on those shapes: images/s = batch / that sum. The share of it the
-// step reaches is the limit's time over the step's. A second figure prices the step's FLOPs at
+// step's time if it did nothing but its products at the rates the BLAS reaches on those shapes:
+// images/s = batch / that sum. The share of it the step reaches is the limit's time over the
+// step's. A second figure prices the step's FLOPs at
 // the BLAS's rate on one large square product (2048^3), the rate the products would reach if
 // their shapes were ideal.
 #include <sys/resource.h>
