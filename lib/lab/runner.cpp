@@ -28,6 +28,45 @@ std::string contention(const nlohmann::json& result) {
   return load.value("warning", std::string("a rank did not get its core"));
 }
 
+// A run of one step (--step N) over the record of an earlier run of the same lab, with the same
+// --quick, --ranks, --dataset and --out: the earlier record's other steps are kept, step N's
+// entry replaced, and the status covers every step the record then holds. Returns false (the
+// record is written as it is) when there is no such earlier record.
+bool keep_other_steps(const std::string& path, const std::string& lab, int step, nlohmann::json& record) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  nlohmann::json earlier;
+  try {
+    earlier = read_json_file(path);
+  } catch (const Error&) {
+    return false;
+  }
+  if (!earlier.is_object() || earlier.value("schema", std::string()) != "scalelab.lab" ||
+      earlier.value("lab", std::string()) != lab || !earlier.contains("steps") || !earlier["steps"].is_array() ||
+      !earlier.contains("inputs") || !earlier["inputs"].is_object())
+    return false;
+  for (const char* key : {"quick", "ranks", "dataset", "out"})
+    if (!earlier["inputs"].contains(key) || earlier["inputs"][key] != record["inputs"][key]) return false;
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& s : earlier["steps"])
+    if (s.is_object() && s.contains("number") && s["number"].is_number_integer() && s["number"].get<int>() != step)
+      steps.push_back(s);
+  for (const auto& s : record["steps"]) steps.push_back(s);
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const nlohmann::json& a, const nlohmann::json& b) { return a["number"].get<int>() < b["number"].get<int>(); });
+  bool failed = false;
+  std::vector<int> unreliable;
+  for (const auto& s : steps) {
+    const std::string status = s.value("status", std::string());
+    failed = failed || status == "failed";
+    if (status == "unreliable") unreliable.push_back(s["number"].get<int>());
+  }
+  record["steps"] = steps;
+  record["status"] = failed ? "failed" : unreliable.empty() ? "passed" : "unreliable";
+  record["unreliable_steps"] = unreliable;
+  return true;
+}
+
 }  // namespace
 
 std::string shell_line(const std::vector<std::string>& args) {
@@ -252,9 +291,11 @@ int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
   record["seconds"] = now_seconds() - t0;
   record["status"] = code != 0 ? "failed" : unreliable_steps.empty() ? "passed" : "unreliable";
   record["unreliable_steps"] = unreliable_steps;
+  const bool kept = o.only_step != 0 && keep_other_steps(o.json, name_, o.only_step, record);
   write_json_file(o.json, record);
   std::cout << "\n" << name_ << (code == 0 ? " finished" : " stopped") << " in "
-            << static_cast<int>(now_seconds() - t0) << " s; record: " << o.json << "\n";
+            << static_cast<int>(now_seconds() - t0) << " s; record: " << o.json
+            << (kept ? " (with the other steps of the earlier run it held)" : "") << "\n";
   if (!unreliable_steps.empty()) {
     std::string list;
     for (const int n : unreliable_steps) list += (list.empty() ? "" : ", ") + std::to_string(n);

@@ -38,4 +38,27 @@ expect 2 "in use by another job (pid $first); wait for it to finish, or give thi
   "$lab1" "${A[@]}" --step 1 --out "$work/w"
 wait "$first" || { cat "$work/first.txt"; fail "the first run failed"; }
 [ ! -e "$work/w/.lab-lock" ] || fail "the lock file was left behind"
-echo "PASS: earlier steps' files are checked"
+# One step run again keeps the other steps of the lab's record (same options), replaces its own,
+# and the status covers them all; a run with other options starts a new record.
+steps() {  # steps FILE -> each step's number and f (failed) or p (passed or, on a busy machine, unreliable), then the lab's
+  python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = lambda s: 'failed' if s == 'failed' else 'passed'
+print(','.join(str(s['number']) + ok(s['status'])[0] for s in d['steps']) + ':' + ok(d['status']))" "$1"
+}
+w3="$work/w3"
+"$lab1" "${A[@]}" --step 1 --out "$w3" > "$work/r1.txt" 2>&1 || { cat "$work/r1.txt"; fail "step 1 in w3"; }
+"$lab1" "${A[@]}" --step 3 --out "$w3" > "$work/r3.txt" 2>&1 || { cat "$work/r3.txt"; fail "step 3 in w3"; }
+grep -q "with the other steps of the earlier run it held" "$work/r3.txt" || fail "step 3 did not say it kept step 1"
+[ "$(steps "$w3/lab1.json")" = "1p,3p:passed" ] || fail "after steps 1 and 3: $(steps "$w3/lab1.json")"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d.pop('epochs'); json.dump(d, open(sys.argv[1],'w'))" "$w3/one-rank.json"
+expect 2 "a file it reads lacks what it needs" -- "$lab1" "${A[@]}" --step 5 --out "$w3"
+[ "$(steps "$w3/lab1.json")" = "1p,3p,5f:failed" ] || fail "after a failed step 5: $(steps "$w3/lab1.json")"
+"$lab1" "${A[@]}" --step 1 --out "$w3" > "$work/r1.txt" 2>&1 || { cat "$work/r1.txt"; fail "step 1 again"; }
+[ "$(steps "$w3/lab1.json")" = "1p,3p,5f:failed" ] || fail "after step 1 again: $(steps "$w3/lab1.json")"
+"$lab1" "${A[@]}" --step 5 --out "$w3" > "$work/r5.txt" 2>&1 || { cat "$work/r5.txt"; fail "step 5 after step 1 again"; }
+[ "$(steps "$w3/lab1.json")" = "1p,3p,5p:passed" ] || fail "after step 5 passed: $(steps "$w3/lab1.json")"
+"$lab1" "${A[@]}" --ranks 3 --step 1 --out "$w3" > "$work/r1.txt" 2>&1 || { cat "$work/r1.txt"; fail "step 1 at 3 ranks"; }
+[ "$(steps "$w3/lab1.json")" = "1p:passed" ] || fail "another --ranks kept the old steps: $(steps "$w3/lab1.json")"
+echo "PASS: earlier steps' files are checked, and the lab's record keeps the other steps"
