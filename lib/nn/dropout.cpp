@@ -9,8 +9,9 @@
 namespace scalelab::nn {
 namespace {
 
-// splitmix64 finaliser: a good 64-bit hash of (key + counter).
-inline std::uint64_t mix(std::uint64_t z) {
+// splitmix64 finaliser: a good 64-bit hash of (key + counter). (The AVX-512 path computes it in
+// vectors: keep_bits.)
+[[maybe_unused]] inline std::uint64_t mix(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);

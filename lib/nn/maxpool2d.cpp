@@ -9,7 +9,9 @@ namespace scalelab::nn {
 
 MaxPool2D::MaxPool2D(std::size_t pool, std::size_t stride) : pool_(pool), stride_(stride ? stride : pool) {
   if (pool == 0) throw_usage("MaxPooling2D: the pool size must be at least 1");
-  if (pool > kMaxPool) throw_usage("MaxPooling2D: the pool size must be at most " + std::to_string(kMaxPool) + ", got " + std::to_string(pool));
+  if (pool > kMaxPool)
+    throw_usage("MaxPooling2D: the pool size must be at most " + std::to_string(kMaxPool) + ", got " +
+                std::to_string(pool));
 }
 
 Shape MaxPool2D::output_shape(const Shape& in) const {

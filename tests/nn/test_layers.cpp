@@ -115,6 +115,12 @@ TEST(MaxPool2D, WidePlanesRouteEachWindowsGradientToItsMaximum) {
   }
 }
 
+TEST(MaxPool2D, PoolSizesOutsideOneTo255AreUsageErrors) {
+  EXPECT_THROW(MaxPool2D(0), Error);
+  EXPECT_THROW(MaxPool2D(256), Error);  // a window's places must fit in 16 bits
+  EXPECT_NO_THROW(MaxPool2D(255));
+}
+
 TEST(MaxPool2D, TiesSendTheGradientToTheFirstMaximumOnly) {
   for (Shape s : {Shape{1, 2, 3}, Shape{1, 2, 2}}) {
     MaxPool2D p(2);
