@@ -105,7 +105,9 @@ int spawn_tied(const std::string& path, std::vector<char*>& argv, const std::str
 
 }  // namespace
 
-int run_process(const std::vector<std::string>& argv, const std::string& working_dir, bool forward_signals) {
+int run_process(const std::vector<std::string>& argv, const std::string& working_dir, bool forward_signals,
+                int* forwarded) {
+  if (forwarded != nullptr) *forwarded = 0;
   if (argv.empty()) throw_runtime("run_process: no program given");
   std::vector<std::string> copy = argv;
   std::vector<char*> ptrs;
@@ -148,7 +150,10 @@ int run_process(const std::vector<std::string>& argv, const std::string& working
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) throw_runtime("waiting for " + copy[0] + " failed: " + std::strerror(errno));
   }
-  if (forward_signals && g_received != 0) return 128 + g_received;
+  if (forward_signals && g_received != 0) {
+    if (forwarded != nullptr) *forwarded = g_received;
+    return 128 + g_received;
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

@@ -16,8 +16,10 @@ namespace scalelab {
 // to it (a launcher such as mpirun then ends its ranks); run_process waits for the child to end
 // and returns 128 + the first such signal, as a shell would for a process that signal ended; and
 // the child gets SIGTERM if this process dies, even by SIGKILL (Linux's parent-death signal).
+// `forwarded`, where given, receives that signal (0 when none came): a child that a signal to
+// this process ended, told from one that exited 128 + N on its own.
 int run_process(const std::vector<std::string>& argv, const std::string& working_dir = "",
-                bool forward_signals = false);
+                bool forward_signals = false, int* forwarded = nullptr);
 
 // The full path of the running executable (from /proc/self/exe); a runtime error if the kernel
 // does not say.

@@ -1,7 +1,10 @@
 // The lab step runner (lab/runner.h): checking a lab's parameters, child processes, the lab's JSON record.
 #include "lab/runner.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -19,6 +22,50 @@ namespace scalelab::lab {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The signals that stop a lab. While a command runs they are passed on to it (run_process); in
+// between, note_stop notes the first, and the lab stops before its next command or step. Either
+// way the lab writes its record and exits 128 + the signal, as a shell reports one it ended.
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+volatile std::sig_atomic_t g_stop = 0;
+
+extern "C" void note_stop(int sig) {
+  if (g_stop == 0) g_stop = sig;
+}
+
+// Thrown out of a step when a stop signal came; not an Error, so that no step's own handler takes it.
+struct Interrupted {
+  int signal;
+};
+
+// note_stop installed for the lab's run; the previous handlers restored after it.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop = 0;
+    struct sigaction sa {};
+    sa.sa_handler = note_stop;
+    sigemptyset(&sa.sa_mask);
+    for (std::size_t i = 0; i < std::size(kStopSignals); ++i) sigaction(kStopSignals[i], &sa, &old_[i]);
+  }
+  ~StopSignals() {
+    for (std::size_t i = 0; i < std::size(kStopSignals); ++i) sigaction(kStopSignals[i], &old_[i], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_[std::size(kStopSignals)] {};
+};
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "signal " + std::to_string(sig);
+  }
+}
 
 // Why a command's result was measured on a contended machine (its "load" object's warning), or "".
 std::string contention(const nlohmann::json& result) {
@@ -98,6 +145,7 @@ void StepContext::mark_contended(const std::string& what, const nlohmann::json& 
 std::string StepContext::out(const std::string& name) const { return (fs::path(options_.out_dir) / name).string(); }
 
 nlohmann::json StepContext::run(const std::vector<std::string>& args, const std::string& json_file) {
+  if (g_stop != 0) throw Interrupted{g_stop};
   const std::string line = shell_line(args);
   std::cout << "\n" << line << "\n" << std::flush;
   std::vector<std::string> full{bin_};
@@ -112,7 +160,8 @@ nlohmann::json StepContext::run(const std::vector<std::string>& args, const std:
   }
   if (!json_file.empty()) fs::remove(json_file);  // a stale file must not pass for this run's
   const double t0 = now_seconds();
-  const int code = run_process(full, "", /*forward_signals=*/true);  // stopping the lab stops its command
+  int forwarded = 0;
+  const int code = run_process(full, "", /*forward_signals=*/true, &forwarded);  // stopping the lab stops its command
   const double seconds = now_seconds() - t0;
   nlohmann::json entry{{"command", line.substr(2)}, {"argv", args}, {"exit_code", code}, {"seconds", seconds}};
   nlohmann::json result;
@@ -124,6 +173,7 @@ nlohmann::json StepContext::run(const std::vector<std::string>& args, const std:
   }
   record_["commands"].push_back(entry);
   mark_contended(std::string("'").append(line, 2).append("'"), result);
+  if (forwarded != 0) throw Interrupted{forwarded};
   if (code != 0) {
     // The lab exits as the command did: 2 for input the command refused (a missing or damaged
     // data set), 1 for a failure. The caller names the lab and the step.
@@ -249,10 +299,17 @@ int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
   const double t0 = now_seconds();
   std::cout << "=== " << name_ << ": " << title_ << (o.quick ? " (quick)" : "") << " ===\n";
   int code = 0;
+  int stopped_by = 0;  // the signal that stopped the lab, if one did
+  const StopSignals stop_signals;
   std::vector<int> unreliable_steps;
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     const int number = static_cast<int>(i) + 1;
     if (o.only_step != 0 && o.only_step != number) continue;
+    if (g_stop != 0) {
+      stopped_by = g_stop;
+      code = 128 + stopped_by;
+      break;
+    }
     const Step& step = steps_[i];
     std::cout << "\n--- Step " << number << "/" << steps_.size() << ": " << step.title << " ---\n"
               << step.explanation << "\n" << std::flush;
@@ -275,6 +332,12 @@ int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
       step_record["error"] = message;
       std::cerr << "error: " << name_ << " step " << number << ": " << message << "\n";
       code = e.exit_code();
+    } catch (const Interrupted& stop) {
+      stopped_by = stop.signal;
+      step_record["status"] = "failed";
+      step_record["error"] = "stopped by " + signal_name(stop.signal);
+      std::cerr << "error: " << name_ << " step " << number << ": stopped by " << signal_name(stop.signal) << "\n";
+      code = 128 + stop.signal;
     } catch (const nlohmann::json::exception& e) {
       // A record without what the step reads (from another kind of run, or damaged by hand).
       const std::string message = std::string("a file it reads lacks what it needs (") + plain_json_error(e) +
@@ -291,9 +354,11 @@ int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
   record["seconds"] = now_seconds() - t0;
   record["status"] = code != 0 ? "failed" : unreliable_steps.empty() ? "passed" : "unreliable";
   record["unreliable_steps"] = unreliable_steps;
+  if (stopped_by != 0) record["stopped_by"] = signal_name(stopped_by);
   const bool kept = o.only_step != 0 && keep_other_steps(o.json, name_, o.only_step, record);
   write_json_file(o.json, record);
-  std::cout << "\n" << name_ << (code == 0 ? " finished" : " stopped") << " in "
+  std::cout << "\n" << name_ << (code == 0 ? " finished" : " stopped")
+            << (stopped_by != 0 ? " by " + signal_name(stopped_by) : std::string()) << " in "
             << static_cast<int>(now_seconds() - t0) << " s; record: " << o.json
             << (kept ? " (with the other steps of the earlier run it held)" : "") << "\n";
   if (!unreliable_steps.empty()) {
