@@ -7,7 +7,6 @@
 #include <fstream>
 #include <initializer_list>
 #include <map>
-#include <queue>
 #include <set>
 #include <tuple>
 
@@ -17,6 +16,7 @@
 #include "core/file_check.h"
 #include "core/json_text.h"
 #include "topo/link_rules.h"
+#include "topo/reachability.h"
 #include "topo/routes.h"
 
 namespace scalelab::topo {
@@ -188,56 +188,6 @@ LinkSpec parse_spec(const Ctx& c, const json& j, const std::string& entry) {
 
 void check_link_ends(const Ctx& c, const Machine& m, const Link& l, const std::string& entry) {
   if (const std::string problem = link_ends_problem(m, l); !problem.empty()) c.fail(entry, problem);
-}
-
-// Every GPU must reach a CPU (its host) and every other GPU of the node.
-void check_routes(const Ctx& c, const Machine& m) {
-  std::vector<std::vector<int>> adj(m.vertex_count());
-  for (const auto& l : m.links) {
-    adj[l.a].push_back(l.b);
-    adj[l.b].push_back(l.a);
-  }
-  const auto gpus = m.gpus();
-  std::vector<std::vector<bool>> reach;
-  for (int g : gpus) {
-    std::vector<bool> seen(adj.size(), false);
-    std::queue<int> q;
-    q.push(g);
-    seen[g] = true;
-    while (!q.empty()) {
-      const int v = q.front();
-      q.pop();
-      // Data does not pass through another GPU or a NIC.
-      if (v != g && (m.is_kind(v, DeviceKind::gpu) || m.is_kind(v, DeviceKind::nic))) continue;
-      for (int w : adj[v]) {
-        if (!seen[w]) { seen[w] = true; q.push(w); }
-      }
-    }
-    bool host = false;
-    for (int cpu : m.cpus()) host = host || seen[cpu];
-    if (!host) {
-      c.fail("device '" + m.devices[g].id + "' (GPU)", "has no route to a CPU; add a PCIe link from it (or its switch) to a CPU");
-    }
-    reach.push_back(std::move(seen));
-  }
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    for (int other : gpus) {
-      if (!reach[i][other]) {
-        c.fail("device '" + m.devices[gpus[i]].id + "' (GPU)", "has no route to '" + m.devices[other].id + "'; add the links that join them");
-      }
-    }
-  }
-}
-
-// Every device (GPU, NIC, CPU) reaches every CPU: `topo` gives each its CPU affinity and
-// predict/simulate route host-memory transfers and NIC traffic to the CPUs, so a NIC left without
-// a link would be refused by one command and priced by the others. RouteFinder's own search (and
-// its "no route from 'nic1' to 'cpu0'" message), once here for every command.
-void check_routes_to_cpus(const Machine& m) {
-  const RouteFinder routes(m, P2P::on);
-  for (int d = 0; d < static_cast<int>(m.devices.size()); ++d) {
-    for (int cpu : m.cpus()) (void)routes.route(d, cpu);
-  }
 }
 
 // "peer_access": [{"between": ["gpu0", "gpu2"], "p2p": false}, ...]: pairs whose peer access
@@ -416,7 +366,7 @@ Machine parse_machine(const json& doc, const std::string& origin) {
     c.fail("devices", "no CPU; a machine needs its host's CPU (routes to host memory, CPU affinity): add one (kind \"cpu\") "
                       "and link its devices to it");
   }
-  check_routes(c, m);
+  if (const Unreached u = unreached_gpu(m); !u.entry.empty()) c.fail(u.entry, u.problem);
   check_routes_to_cpus(m);
   if (doc.contains("peer_access")) parse_pair_access(c, doc["peer_access"], m);
   if (doc.contains("network")) {

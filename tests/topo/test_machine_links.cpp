@@ -83,6 +83,18 @@ TEST(MachineFile, EveryDeviceNeedsARouteToEachCpu) {
   EXPECT_EQ(parse_machine(sockets, "ok.json").cpus().size(), 2u);
 }
 
+// A GPU on a second socket whose socket link is missing reaches its own CPU but not the GPUs of
+// the first: refused naming the first GPU that misses another, and what to add.
+TEST(MachineFile, EveryGpuNeedsARouteToEveryOtherGpu) {
+  auto doc = small_machine();
+  doc["devices"].push_back({{"id", "cpu1"}, {"kind", "cpu"}, {"generation", "skylake"}});
+  doc["devices"].push_back({{"id", "gpu2"}, {"kind", "gpu"}, {"arch", "volta"}});
+  doc["links"].push_back({{"between", {"gpu2", "cpu1"}}, {"type", "pcie"}, {"gen", "3"}, {"width", 16}});
+  EXPECT_EQ(error_of(doc), "bad.json: device 'gpu0' (GPU): has no route to 'gpu2'; add the links that join them");
+  doc["links"].push_back({{"between", {"cpu0", "cpu1"}}, {"type", "upi"}, {"gen", "skylake"}});
+  EXPECT_EQ(parse_machine(doc, "ok.json").gpus().size(), 3u);
+}
+
 // Links whose ends do not fit their type (an InfiniBand link between two GPUs of a node, NVLink to
 // a NIC or a CPU, PCIe between two NICs), PCIe widths other than 1, 2, 4, 8 and 16, and a switch
 // that no link joins are physically impossible, and refused naming the entry.
