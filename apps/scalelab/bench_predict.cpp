@@ -22,15 +22,25 @@ void add_predict_options(po::options_description& opts) {
       ("profile", po::value<std::string>()->default_value(""), "--predict on this machine: calibration profile (default ~/.cache/scalelab/this-machine.json)");
 }
 
-PredictRequest predict_request(const po::variables_map& vm) {
+namespace {
+
+// Whether the prediction prices CPU ranks from the calibration profile (bench_predict.h).
+bool prices_cpu_ranks(const PredictRequest& r, const topo::Machine& m) {
+  return m.gpus().empty() || (r.machine == "this" && !r.gpu_ranks);
+}
+
+}  // namespace
+
+PredictRequest predict_request(const po::variables_map& vm, bool gpu_ranks) {
   PredictRequest r;
+  r.gpu_ranks = gpu_ranks;
   r.enabled = vm["predict"].as<bool>();
   r.machine = vm["machine"].as<std::string>();
   r.profile = vm["profile"].as<std::string>();
   if (r.enabled) {
     // Check the machine and the profile now, before any rank starts: one line, exit 2.
     const topo::Machine m = load_machine(r.machine);
-    if (m.gpus().empty()) (void)model::load_profile(r.profile.empty() ? model::default_profile_path() : r.profile);
+    if (prices_cpu_ranks(r, m)) (void)model::load_profile(r.profile.empty() ? model::default_profile_path() : r.profile);
   }
   return r;
 }
@@ -39,7 +49,7 @@ std::shared_ptr<BenchPrediction> BenchPrediction::make(const PredictRequest& r, 
   if (!r.enabled) return nullptr;
   auto out = std::make_shared<BenchPrediction>();
   const topo::Machine m = topo::resolve_machine(r.machine);
-  if (m.gpus().empty()) {
+  if (prices_cpu_ranks(r, m)) {
     const std::string path = r.profile.empty() ? model::default_profile_path() : r.profile;
     model::Profile profile = model::load_profile(path);
     out->flag_round_calibrated_s_ = profile.shm_sync_s;

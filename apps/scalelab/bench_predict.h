@@ -1,8 +1,8 @@
 // `scalelab bench --predict [--machine this|NAME|FILE] [--profile FILE]`: the cost model's
 // prediction beside every measured size (the benchmark's predictor hook, bench/options.h), and
-// a summary of the errors (median and max |error|). On "this" machine the ranks are CPU ranks
-// and the calibrated profile (scalelab calibrate) supplies the costs; on a catalog machine the
-// ranks are its GPUs. cmd_bench.cpp calls these functions and nothing else of the model.
+// a summary of the errors (median and max |error|). On "this" machine CPU ranks (--backend mpi)
+// are priced from the calibrated profile (scalelab calibrate), also where the machine has GPUs,
+// and GPU ranks (--backend nccl) over its detected GPUs; on a catalog machine the ranks are its GPUs. cmd_bench.cpp calls these functions and nothing else of the model.
 #pragma once
 #include <memory>
 #include <optional>
@@ -25,11 +25,14 @@ struct PredictRequest {
   bool enabled = false;
   std::string machine = "this";
   std::string profile;  // empty: the default profile path
+  // The benchmark's buffers are on GPUs (--backend nccl). On "this" machine CPU ranks are priced
+  // from the calibration profile even where the machine has GPUs; GPU ranks over its topology.
+  bool gpu_ranks = false;
 };
 
 // Registers --predict, --machine and --profile.
 void add_predict_options(po::options_description& opts);
-[[nodiscard]] PredictRequest predict_request(const po::variables_map& vm);
+[[nodiscard]] PredictRequest predict_request(const po::variables_map& vm, bool gpu_ranks);
 
 class BenchPrediction {
  public:

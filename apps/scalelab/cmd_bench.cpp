@@ -165,7 +165,7 @@ std::optional<Parsed> parse_bench(const Args& args) {
   }
   p.backend = str("backend");
   p.json_path = str("json");
-  p.predict = predict_request(*vm);
+  p.predict = predict_request(*vm, p.backend == "nccl");
   if (p.algorithms == std::vector<std::string>{"auto"}) {
     // --algo auto: rank 0's calibration (--profile, or the default) picks per size; no profile: library.
     const std::string path = p.predict.profile.empty() ? model::default_profile_path() : p.predict.profile;

@@ -64,8 +64,8 @@ class DeviceDense final : public DeviceLayer {
 
 class DeviceMaxPool final : public DeviceLayer {
  public:
-  DeviceMaxPool(const nn::Shape& in, std::size_t pool, std::size_t stride, std::size_t max_batch)
-      : c_(in[0]), pool_(pool), stride_(stride), h_(in[1]), w_(in[2]),
+  DeviceMaxPool(const nn::Shape& in, std::size_t pool, std::size_t stride, std::size_t max_batch, bool input_relu)
+      : input_relu_(input_relu), c_(in[0]), pool_(pool), stride_(stride), h_(in[1]), w_(in[2]),
         ho_((in[1] - pool) / stride + 1), wo_((in[2] - pool) / stride + 1),
         arg_(max_batch * in[0] * ((in[1] - pool) / stride + 1) * ((in[2] - pool) / stride + 1),
              "the MaxPooling2D argmax") {}
@@ -73,8 +73,8 @@ class DeviceMaxPool final : public DeviceLayer {
   void forward(const float* x, float* y, std::size_t n, bool /*training*/, DeviceContext& ctx) override {
     maxpool_forward(x, y, arg_.data(), geometry(n), ctx.stream);
   }
-  void backward(const float* /*x*/, const float* /*y*/, float* dy, float* dx, std::size_t n, DeviceContext& ctx) override {
-    if (dx != nullptr) maxpool_backward(dy, arg_.data(), dx, geometry(n), ctx.stream);
+  void backward(const float* /*x*/, const float* y, float* dy, float* dx, std::size_t n, DeviceContext& ctx) override {
+    if (dx != nullptr) maxpool_backward(dy, y, arg_.data(), dx, geometry(n), input_relu_, ctx.stream);
   }
 
  private:
@@ -82,6 +82,7 @@ class DeviceMaxPool final : public DeviceLayer {
     return {static_cast<int>(n * c_), static_cast<int>(h_), static_cast<int>(w_), static_cast<int>(pool_),
             static_cast<int>(stride_), static_cast<int>(ho_), static_cast<int>(wo_)};
   }
+  bool input_relu_;  // the input's ReLU derivative is applied here (gpu/layer_kernels.h)
   std::size_t c_, pool_, stride_, h_, w_, ho_, wo_;
   DeviceBuffer<std::int32_t> arg_;
 };
@@ -177,9 +178,9 @@ std::unique_ptr<DeviceLayer> make_device_dense(std::size_t inputs, std::size_t u
                                                std::size_t max_batch) {
   return std::make_unique<DeviceDense>(inputs, units, relu, slots, max_batch);
 }
-std::unique_ptr<DeviceLayer> make_device_maxpool(const nn::Shape& in, std::size_t pool, std::size_t stride,
+std::unique_ptr<DeviceLayer> make_device_maxpool(const nn::Shape& in, std::size_t pool, std::size_t stride, bool input_relu,
                                                  std::size_t max_batch) {
-  return std::make_unique<DeviceMaxPool>(in, pool, stride, max_batch);
+  return std::make_unique<DeviceMaxPool>(in, pool, stride, max_batch, input_relu);
 }
 std::unique_ptr<DeviceLayer> make_device_relu(const nn::Shape& in) { return std::make_unique<DeviceRelu>(in); }
 std::unique_ptr<DeviceLayer> make_device_dropout(const nn::Shape& in, float rate, const Rng& rng) {

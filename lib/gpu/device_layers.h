@@ -2,7 +2,9 @@
 // builds them from the host layers, with the same per-sample shapes, options and parameter
 // offsets into the flat device buffers laid out as nn::ParameterSet):
 //   Conv2D      cuDNN (legacy API): algorithms chosen once per layer for the largest batch with
-//               cudnnGet*Algorithm_v7, one workspace shared by all layers, bias + ReLU by our kernel
+//               cudnnGet*Algorithm_v7, one workspace shared by all layers, bias + ReLU by cuDNN's
+//               fused call (else bias and activation by our kernel); a ReLU before a max-pool
+//               has its derivative applied by the pool's backward
 //   Dense       cuBLAS sgemm (row-major as lib/nn, so column-major transposes), bias by our kernel,
 //               the bias gradient as a gemv with a vector of ones
 //   MaxPool2D, ReLU, Dropout, GlobalAvgPool  our kernels (gpu/layer_kernels.h); Flatten aliases its input
@@ -86,6 +88,9 @@ struct NormSpec {
 struct ConvSpec {
   std::size_t in_c = 0, in_h = 0, in_w = 0, filters = 0, kernel = 0, stride = 1, pad = 0;
   bool relu = false;
+  // relu and the next layer is a max-pool that applies the ReLU's derivative to the gradient it
+  // hands back: backward skips its own pass over the output for it.
+  bool relu_applied_downstream = false;
 };
 
 // cuDNN chooses the algorithms for max_batch in the constructor (ctx's handle and stream).
@@ -93,8 +98,10 @@ struct ConvSpec {
                                                             std::size_t max_batch, DeviceContext& ctx);
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_dense(std::size_t inputs, std::size_t units, bool relu,
                                                              const ParamSlots& slots, std::size_t max_batch);
+// input_relu: the input is the output of a Conv2D built with relu_applied_downstream, whose ReLU
+// derivative this layer's backward applies (gpu/layer_kernels.h, maxpool_backward).
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_maxpool(const nn::Shape& in, std::size_t pool, std::size_t stride,
-                                                               std::size_t max_batch);
+                                                               bool input_relu, std::size_t max_batch);
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_relu(const nn::Shape& in);
 // rng: the layer's own stream, as nn::Model::reseed gives nn::Dropout (same keys, same masks).
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_dropout(const nn::Shape& in, float rate, const Rng& rng);

@@ -55,6 +55,8 @@ struct HostLayer {
   std::size_t max_batch;
   DeviceContext& ctx;
   Rng rng;
+  const nn::Layer* prev;  // the host layers either side (null at the ends)
+  const nn::Layer* next;
 
   [[nodiscard]] ParamSlots take(const nn::Layer& l) const { return take_slots(params, next_param, l, where); }
   [[nodiscard]] NormSpec norm(const nn::BatchNorm& bn, const nn::Shape& shape) const {
@@ -70,6 +72,13 @@ struct HostLayer {
   }
 };
 
+// A Conv2D with a ReLU followed by a max-pool: the pool's backward applies the ReLU's derivative
+// (gpu/layer_kernels.h, maxpool_backward), so the convolution skips its own pass over the output.
+bool relu_folds_into_pool(const nn::Layer* layer, const nn::Layer* next) {
+  return layer != nullptr && next != nullptr && layer->type() == "Conv2D" && next->type() == "MaxPooling2D" &&
+         static_cast<const nn::Conv2D*>(layer)->options().activation == nn::Activation::relu;
+}
+
 ConvSpec conv_spec(const nn::Conv2D& c, const nn::Shape& in) {
   const nn::Conv2DOptions& o = c.options();
   return {in[0], in[1], in[2], o.filters, o.kernel, o.stride, o.pad, o.activation == nn::Activation::relu};
@@ -79,7 +88,9 @@ ConvSpec conv_spec(const nn::Conv2D& c, const nn::Shape& in) {
 // factory's cast is to the class that returns that type.
 std::unique_ptr<DeviceLayer> conv(const HostLayer& h) {
   const auto& c = static_cast<const nn::Conv2D&>(h.layer);
-  return make_device_conv(conv_spec(c, h.in), h.take(c), h.max_batch, h.ctx);
+  ConvSpec spec = conv_spec(c, h.in);
+  spec.relu_applied_downstream = relu_folds_into_pool(&h.layer, h.next);
+  return make_device_conv(spec, h.take(c), h.max_batch, h.ctx);
 }
 std::unique_ptr<DeviceLayer> dense(const HostLayer& h) {
   const bool relu = static_cast<const nn::Dense&>(h.layer).activation() == nn::Activation::relu;
@@ -87,7 +98,7 @@ std::unique_ptr<DeviceLayer> dense(const HostLayer& h) {
 }
 std::unique_ptr<DeviceLayer> maxpool(const HostLayer& h) {
   const auto& pool = static_cast<const nn::MaxPool2D&>(h.layer);
-  return make_device_maxpool(h.in, pool.pool(), pool.stride(), h.max_batch);
+  return make_device_maxpool(h.in, pool.pool(), pool.stride(), relu_folds_into_pool(h.prev, &h.layer), h.max_batch);
 }
 std::unique_ptr<DeviceLayer> dropout(const HostLayer& h) {
   return make_device_dropout(h.in, static_cast<const nn::Dropout&>(h.layer).rate(), h.rng);
@@ -200,7 +211,8 @@ void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_s
                       "implement yet (" + models_that_run() + " run on it); use the cpu device");
     }
     std::unique_ptr<DeviceLayer> d = r->make(
-        HostLayer{l, in, out, params, next_param, where, max_batch_, ctx_, Rng(nn::Model::layer_seed(seed, i), rng_stream)});
+        HostLayer{l, in, out, params, next_param, where, max_batch_, ctx_, Rng(nn::Model::layer_seed(seed, i), rng_stream),
+                  i > 0 ? &host.layer(i - 1) : nullptr, i + 1 < host.layer_count() ? &host.layer(i + 1) : nullptr});
     workspace = std::max(workspace, d->workspace_bytes());
     if (!d->aliases_input() && !seen_compute) {
       first_compute_ = i;

@@ -77,12 +77,36 @@ __global__ void maxpool_forward_kernel(const float* x, float* y, std::int32_t* a
   }
 }
 
-__global__ void maxpool_backward_kernel(const float* dy, const std::int32_t* arg, float* dx, PoolGeometry g) {
+// Overlapping windows (stride < pool): each window's gradient added at its maximum (dx zeroed first).
+__global__ void maxpool_backward_scatter_kernel(const float* dy, const float* y, const std::int32_t* arg, float* dx,
+                                                PoolGeometry g, bool input_relu) {
   const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
+    if (input_relu && !(y[i] > 0.0f)) continue;
     const std::size_t plane = i / (std::size_t(g.wo) * g.ho);
     atomicAdd(dx + plane * g.h * g.w + arg[i], dy[i]);
+  }
+}
+
+// Windows that do not overlap (stride >= pool): every input element written once, by a thread of
+// its own, with its window's gradient if it is that window's maximum and 0 otherwise. No zeroing
+// pass and no atomics.
+__global__ void maxpool_backward_gather_kernel(const float* dy, const float* y, const std::int32_t* arg, float* dx,
+                                               PoolGeometry g, bool input_relu) {
+  const std::size_t total = std::size_t(g.planes) * g.h * g.w;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const int at = static_cast<int>(i % (std::size_t(g.h) * g.w));
+    const std::size_t plane = i / (std::size_t(g.h) * g.w);
+    const int r = at / g.w, c = at % g.w;
+    const int oh = r / g.stride, ow = c / g.stride;
+    float v = 0.0f;
+    if (oh < g.ho && ow < g.wo && r - oh * g.stride < g.pool && c - ow * g.stride < g.pool) {
+      const std::size_t o = (plane * g.ho + oh) * g.wo + ow;
+      if (arg[o] == at && (!input_relu || y[o] > 0.0f)) v = dy[o];
+    }
+    dx[i] = v;
   }
 }
 
@@ -210,12 +234,20 @@ void maxpool_forward(const float* x, float* y, std::int32_t* arg, const PoolGeom
   check_launch("maxpool_forward");
 }
 
-void maxpool_backward(const float* dy, const std::int32_t* arg, float* dx, const PoolGeometry& g, cudaStream_t stream) {
+void maxpool_backward(const float* dy, const float* y, const std::int32_t* arg, float* dx, const PoolGeometry& g,
+                      bool input_relu, cudaStream_t stream) {
+  if (g.stride >= g.pool) {
+    const std::size_t total = std::size_t(g.planes) * g.h * g.w;
+    if (total == 0) return;
+    maxpool_backward_gather_kernel<<<blocks_for(total), kThreads, 0, stream>>>(dy, y, arg, dx, g, input_relu);
+    check_launch("maxpool_backward");
+    return;
+  }
   const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
   cuda_check(cudaMemsetAsync(dx, 0, std::size_t(g.planes) * g.h * g.w * sizeof(float), stream),
              "cudaMemsetAsync of the pooling input gradient");
   if (total == 0) return;
-  maxpool_backward_kernel<<<blocks_for(total), kThreads, 0, stream>>>(dy, arg, dx, g);
+  maxpool_backward_scatter_kernel<<<blocks_for(total), kThreads, 0, stream>>>(dy, y, arg, dx, g, input_relu);
   check_launch("maxpool_backward");
 }
 

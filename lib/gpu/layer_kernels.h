@@ -35,8 +35,12 @@ struct PoolGeometry {
 // Max over each window; arg receives the winning index within the input plane (ties: the first,
 // as nn::MaxPool2D and PyTorch).
 void maxpool_forward(const float* x, float* y, std::int32_t* arg, const PoolGeometry& g, cudaStream_t stream);
-// dx = 0, then each dy routed to its window's maximum (summed where windows overlap).
-void maxpool_backward(const float* dy, const std::int32_t* arg, float* dx, const PoolGeometry& g, cudaStream_t stream);
+// dx: each dy routed to its window's maximum (summed where windows overlap), 0 elsewhere. y is the
+// forward's output. input_relu: the input is a ReLU's output whose derivative is applied here, so
+// the layer before skips its own mask pass: a window whose maximum is not positive passes no
+// gradient (at a window's maximum the input equals y, and the ReLU passes gradient where it is > 0).
+void maxpool_backward(const float* dy, const float* y, const std::int32_t* arg, float* dx, const PoolGeometry& g,
+                      bool input_relu, cudaStream_t stream);
 
 // Inverted dropout with nn::Dropout's counter-based mask (same key: same mask): element i is kept
 // when 16 bits of splitmix64(key + golden * (i / 4 + 1)) are >= threshold, and scaled by `scale`.

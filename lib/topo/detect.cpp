@@ -139,7 +139,7 @@ std::string detection_summary() {
   const Host h = read_host();
   std::string gpu =
 #ifdef SCALELAB_HAVE_CUDA
-      "GPUs from the CUDA runtime (GPU status (topo --machine this): not run, docs/gpu-status.md)";
+      "GPUs from the CUDA runtime (GPU status (topo --machine this): ran on one GPU only, docs/gpu-status.md)";
 #else
       "no GPU: built without CUDA";
 #endif

@@ -1,6 +1,6 @@
 // "this" machine, detected: CPU sockets, cores and NUMA nodes from hwloc (when built with it),
 // GPUs and their peer access from CUDA (only when built with CUDA;
-// GPU status (topo --machine this): not run, docs/gpu-status.md). Without a GPU, ranks are CPU
+// GPU status (topo --machine this): ran on one GPU only, docs/gpu-status.md). Without a GPU, ranks are CPU
 // processes that talk through shared memory; their figures come from `scalelab calibrate`
 // (model/profile.h), not from links.
 #pragma once

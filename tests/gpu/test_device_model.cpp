@@ -26,6 +26,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "no_device_reason.h"
@@ -227,6 +228,26 @@ TEST(DeviceModel, OverlappingMaxPoolAndStandaloneRelu) {
   auto cpu = build(b, nn::Shape{2, 10, 10}, 3, 9);
   auto twin = build(b, nn::Shape{2, 10, 10}, 3, 9);
   compare(*cpu, *twin, {6}, kConvTolerance);
+}
+
+// A convolution with a ReLU followed by a max-pool leaves the ReLU's derivative to the pool's
+// backward: with overlapping windows (the scattering kernel), with windows that leave the last
+// row and column uncovered, and with gaps between windows (the gathering kernel).
+TEST(DeviceModel, ConvolutionReluFoldedIntoEveryKindOfMaxPool) {
+  SKIP_WITHOUT_GPU();
+  for (const auto& [pool, stride] : {std::pair<std::size_t, std::size_t>{3, 1}, {2, 2}, {2, 3}}) {
+    SCOPED_TRACE("pool " + std::to_string(pool) + ", stride " + std::to_string(stride));
+    const Builder b = [pool = pool, stride = stride](nn::Model& m) {
+      m.add(conv(4, 3, 1, 0, true, nn::Activation::relu));
+      m.add(conv(3, 2, 1, 0, true, nn::Activation::relu));
+      m.add(std::make_unique<nn::MaxPool2D>(pool, stride));
+      m.add(std::make_unique<nn::Flatten>());
+      m.add(std::make_unique<nn::Dense>(3, nn::Activation::none));
+    };
+    auto cpu = build(b, nn::Shape{2, 10, 10}, 3, 9);
+    auto twin = build(b, nn::Shape{2, 10, 10}, 3, 9);
+    compare(*cpu, *twin, {6}, kConvTolerance);
+  }
 }
 
 TEST(DeviceModel, EvaluationForwardMatches) {
