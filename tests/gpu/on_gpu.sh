@@ -10,6 +10,8 @@
 #   graphs  tests/gpu/cuda_graphs.sh (CUDA graphs on against off through the CLI)
 #   resnet  train --device cuda --model resnet --epochs 5 (JSON: resnet_cuda_5ep.json)
 #   cnn     train --device cuda --model cnn --epochs 5 (JSON: cnn_cuda_5ep.json)
+#   kernels ncu's kernel times of some four cnn steps at batch 1024, kernel by kernel (ncu.csv and
+#           tests/gpu/kernel_times.py's table, kernels.txt)
 #   compare tests/perf/compare_torch_gpu.py on resnet (batch 128), then cnn (batches 128, 1024),
 #           each against PyTorch eager and torch.compile; COMPARE_RESNET_ARGS and COMPARE_CNN_ARGS
 #           replace the default options
@@ -51,6 +53,15 @@ for step in "${steps[@]}"; do
     graphs)
       "$(dirname "$0")/cuda_graphs.sh" "$bin/scalelab" > "$out/cuda_graphs.log" 2>&1
       note "cuda_graphs.sh rc=$? $(tail -3 "$out/cuda_graphs.log" | tr '\n' ' ')" ;;
+    kernels)
+      ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      [ -n "$ncu_bin" ] || { note "kernels: no ncu on this machine"; continue; }
+      # About 45 launches a step (cnn, CUDA graphs off): skip some 9 steps, profile 4-5.
+      "$ncu_bin" --clock-control none --metrics gpu__time_duration.sum --csv --launch-skip 400 --launch-count 200 \
+        "$bin/scalelab" train --device cuda --cuda-graphs off --model cnn --batch-size 1024 --max-steps 20 --epochs 1 \
+        --no-eval --quiet > "$out/ncu.csv" 2> "$out/ncu.err"
+      note "ncu rc=$?"
+      python3 "$(dirname "$0")/kernel_times.py" "$out/ncu.csv" | tee "$out/kernels.txt" ;;
     compare)
       here=$(cd "$(dirname "$0")/../perf" && pwd)
       peers="--peers eager,reduce-overhead,max-autotune --rounds 2 --steps 200 --peer-timeout 150"
