@@ -98,6 +98,10 @@ void pool2x2(const float* src, std::size_t w, std::size_t ho, std::size_t wo, fl
 }  // namespace
 
 void MaxPool2D::forward(ConstTensorView in, TensorView out, bool /*training*/) {
+  // A layer used on its own, without reserve() for this batch: the places grow here (a Model
+  // reserves them, and its fused convolution calls forward_images from several threads).
+  const std::size_t need = in.shape[0] * out.shape[1] * out.shape[2] * out.shape[3] + 16;
+  if (where_.size() < need) where_.resize(need, 0u);
   forward_images(in.data, in.shape[2], in.shape[3], out, 0, in.shape[0]);
 }
 

@@ -115,6 +115,24 @@ TEST(MaxPool2D, WidePlanesRouteEachWindowsGradientToItsMaximum) {
   }
 }
 
+// Without reserve(), or with a batch larger than the one reserved, forward keeps the places of
+// every window (it wrote past them before; the sanitizer build would catch it).
+TEST(MaxPool2D, WorksWithoutReserveAndBeyondTheReservedBatch) {
+  MaxPool2D p(2);
+  const Shape s{2, 4, 6};
+  for (std::size_t batch : {3u, 5u}) {
+    Tensor in(Shape{batch, 2, 4, 6}), out(Shape{batch, 2, 2, 3}), dout(out.shape()), din(in.shape());
+    for (std::size_t i = 0; i < in.numel(); ++i) in.data()[i] = static_cast<float>((i * 7) % 11);
+    dout.fill(1.0f);
+    p.forward(in.view(), out.view(), true);
+    p.backward(in.view(), out.view(), dout.view(), din.view());
+    float routed = 0;
+    for (std::size_t i = 0; i < din.numel(); ++i) routed += din.data()[i];
+    EXPECT_EQ(routed, static_cast<float>(out.numel())) << "batch " << batch;  // one gradient per window
+    if (batch == 3) p.reserve(s, 3);
+  }
+}
+
 TEST(MaxPool2D, PoolSizesOutsideOneTo255AreUsageErrors) {
   EXPECT_THROW(MaxPool2D(0), Error);
   EXPECT_THROW(MaxPool2D(256), Error);  // a window's places must fit in 16 bits
