@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "comm/phases.h"
 #include "core/error.h"
 #include "core/text.h"
 
@@ -52,6 +53,7 @@ FaultInjector::FaultInjector(int rank) {
     nth_ = std::strtol(parts[3].c_str(), &end, 10);
     if (parts[3].empty() || *end != '\0' || nth_ < 1) bad(value, "'" + parts[3] + "' is not an entry count >= 1");
   }
+  if (!known_phase(parts[0])) bad(value, "'" + parts[0] + "' is not a phase (" + phase_list() + ")");
   phase_ = parts[0];
   armed_ = target == rank;
 }

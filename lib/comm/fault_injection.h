@@ -1,8 +1,8 @@
 // A testing aid: SCALELAB_FAULT_AT=PHASE:RANK:SIGNAL[:N] makes rank RANK raise SIGNAL (KILL, STOP,
 // TERM, ... or a number) on itself when it enters PHASE for the N-th time (default 1), so that a
 // test can stop or kill one rank in a chosen phase of a real run (tests/faults/). The phases are
-// those the stall watchdog is told of (comm/watchdog.h: StallWatchdog::beat), e.g. broadcast,
-// allreduce, evaluation, checkpoint for train and allreduce for bench. Unset: nothing happens.
+// those the stall watchdog is told of (comm/phases.h), e.g. broadcast, allreduce, evaluation,
+// checkpoint for train and allreduce for bench; another name is a usage error. Unset: nothing happens.
 //
 //   FaultInjector f(comm.rank());          // reads the variable; a malformed value is a usage error
 //   f.enter("allreduce");                  // raises the signal when this is the chosen entry

@@ -18,6 +18,8 @@
 
 #include <fmt/format.h>
 
+#include "comm/phases.h"
+#include "core/error.h"
 #include "core/timer.h"
 
 namespace scalelab::comm {
@@ -204,6 +206,7 @@ StallWatchdog::~StallWatchdog() {
 }
 
 void StallWatchdog::beat(const char* phase, std::int64_t step) {
+  if (!known_phase(phase)) throw_runtime(std::string("watchdog: phase '") + phase + "' is missing from comm/phases.h");
   phase_.store(phase, std::memory_order_relaxed);
   step_.store(step, std::memory_order_relaxed);
   last_beat_s_.store(now_seconds(), std::memory_order_relaxed);
