@@ -53,8 +53,11 @@ std::string shell_quote(const std::string& w) {
 }
 
 JobScript write_slurm_script(const SlurmSite& site, const JobRequest& r) {
-  if (r.nodes < 1 || r.nodes > 100'000) {
-    throw_parameter(ErrorKind::usage, "nodes", std::to_string(r.nodes) + ": give 1 or more nodes");
+  // Beyond the largest machines in service (some 10,000 nodes), a typo rather than a request.
+  constexpr int kMaxNodes = 100'000;
+  if (r.nodes < 1 || r.nodes > kMaxNodes) {
+    throw_parameter(ErrorKind::usage, "nodes",
+                    std::to_string(r.nodes) + ": give from 1 to " + std::to_string(kMaxNodes) + " nodes");
   }
   if (r.command.empty()) throw_parameter(ErrorKind::usage, "command", ": give the scalelab command to run, e.g. -- train --model resnet");
   const bool generic = site.machine.empty();

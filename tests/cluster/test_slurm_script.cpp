@@ -132,6 +132,10 @@ TEST(SlurmScript, BadRequestsAreNamed) {
   part.partition = "gpu";
   EXPECT_NE(error_of(puhti, part).find("chosen from the size and the time"), std::string::npos);
   EXPECT_NE(error_of(load_slurm_site("dgx"), request(65, 600, "")).find("65: dgx has 64 GPU nodes"), std::string::npos);
+  // The generic site has no node count of its own: the bound is the script writer's.
+  EXPECT_NE(error_of(load_slurm_site("generic"), request(100'001, 600, "")).find("100001: give from 1 to 100000 nodes"),
+            std::string::npos);
+  EXPECT_NE(error_of(load_slurm_site("generic"), request(0, 600, "")).find("0: give from 1 to 100000 nodes"), std::string::npos);
   try {
     (void)load_slurm_site("frontier");
     FAIL();
