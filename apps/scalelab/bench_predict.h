@@ -2,7 +2,8 @@
 // prediction beside every measured size (the benchmark's predictor hook, bench/options.h), and
 // a summary of the errors (median and max |error|). On "this" machine CPU ranks (--backend mpi)
 // are priced from the calibrated profile (scalelab calibrate), also where the machine has GPUs,
-// and GPU ranks (--backend nccl) over its detected GPUs; on a catalog machine the ranks are its GPUs. cmd_bench.cpp calls these functions and nothing else of the model.
+// and GPU ranks (--backend nccl) over its detected GPUs; on a catalog machine the ranks are its
+// GPUs. cmd_bench.cpp calls these functions and nothing else of the model.
 #pragma once
 #include <memory>
 #include <optional>

@@ -72,7 +72,8 @@ class DeviceConv final : public DeviceLayer {
     prepare(n, ctx);
     const float one = 1.0f, zero = 0.0f;
     if (fused_epilogue()) {
-      // y = ReLU(conv(x) + 0 * y + b); alpha2 = 0, so y's old contents are not read as z.
+      // y = ReLU(conv(x) + alpha2 * z + b) with z = y and alpha2 = 0: y's previous contents (the
+      // last forward's ReLU outputs, or DeviceModel's zeroed allocation) add nothing.
       cudnn_check(cudnnConvolutionBiasActivationForward(ctx.cudnn, &one, x_, x, w_, ctx.values + slots_.weight_offset,
                                                         conv_, fwd_, ctx.workspace, ctx.workspace_bytes, &zero, y_, y,
                                                         b_, ctx.values + slots_.bias_offset, act_, y_, y),

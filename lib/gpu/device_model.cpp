@@ -219,7 +219,13 @@ void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_s
       seen_compute = true;
     }
     acts_.emplace_back();
-    if (!d->aliases_input()) acts_.back().resize(max_batch_ * out.numel(), "the " + where + " activations");
+    if (!d->aliases_input()) {
+      acts_.back().resize(max_batch_ * out.numel(), "the " + where + " activations");
+      // Zeroed once: a convolution's fused epilogue names its output as cuDNN's z (scaled by 0),
+      // which must not hold a NaN from whatever the allocation held before.
+      cuda_check(cudaMemset(acts_.back().data(), 0, max_batch_ * out.numel() * sizeof(float)),
+                 "cudaMemset of the " + where + " activations");
+    }
     largest = std::max(largest, in.numel());
     out_shapes_.push_back(out);
     layer_params_.push_back(d->params());
