@@ -3,6 +3,8 @@
 //   mpirun -np N --bind-to none [--oversubscribe] [--allow-run-as-root] [--host H --mca oob_tcp_keepalive_* ...] <this scalelab> <subcommand ...>
 // (--oversubscribe when N exceeds the physical cores, or the slots of -H; --allow-run-as-root
 // when run as root), prints it on stderr as "$ mpirun ...", runs it and returns its exit code.
+// mpirun's standard error passes through MpirunOutput (mpirun_output.h): a rank's one-line error
+// is not followed by Open MPI's banners about non-zero exit codes.
 // SIGTERM, SIGINT and SIGHUP are passed on to mpirun (which ends the ranks); run waits for it and
 // exits with 128 + the signal.
 // --dry-run prints the command on stdout and runs nothing.
@@ -26,6 +28,7 @@
 #include "core/process.h"
 #include "core/size_parse.h"
 #include "core/text.h"
+#include "mpirun_output.h"
 
 namespace scalelab::cli {
 namespace {
@@ -209,7 +212,11 @@ int cmd_run(const Args& args) {
     throw_runtime("scalelab run: mpirun not found in PATH; install Open MPI (Debian: apt-get install openmpi-bin)");
   }
   std::cerr << shown << std::endl;
-  const int rc = run_process(cmd, "", /*forward_signals=*/true);  // SIGTERM/SIGINT end mpirun and its ranks too
+  // The ranks' one-line errors without Open MPI's banners about non-zero exit codes (mpirun_output.h).
+  MpirunOutput shown_errors(std::cerr);
+  const int rc = run_process(cmd, "", /*forward_signals=*/true, nullptr,  // SIGTERM/SIGINT end mpirun and its ranks too
+                             [&](const std::string& line) { shown_errors.line(line); });
+  shown_errors.finish();
   // mpirun ends its ranks in silence when it is interrupted: say why the job stopped.
   if (rc > 128 && rc < 128 + 65) {
     std::cerr << "scalelab run: the job ended by signal " << rc - 128 << " (" << strsignal(rc - 128) << ")" << std::endl;

@@ -2,17 +2,20 @@
 #include "core/process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "core/error.h"
 #include "core/text.h"
@@ -62,7 +65,8 @@ class SignalForwarding {
 // nothing could forward; strictly, when the thread that forked ends: call it from the main thread): a launcher such as mpirun then ends its ranks instead of running on
 // without the command that started it. fork + exec, since posix_spawn cannot ask for that; a
 // close-on-exec pipe brings back exec's errno. Returns 0 or that errno.
-int spawn_tied(const std::string& path, std::vector<char*>& argv, const std::string& working_dir, pid_t& pid) {
+int spawn_tied(const std::string& path, std::vector<char*>& argv, const std::string& working_dir, int stderr_fd,
+               pid_t& pid) {
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) return errno;
   const pid_t parent = ::getpid();
@@ -81,7 +85,8 @@ int spawn_tied(const std::string& path, std::vector<char*>& argv, const std::str
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) ::_exit(127);  // the parent died before the request took hold
     int err = 0;
-    if (!working_dir.empty() && ::chdir(working_dir.c_str()) != 0) err = errno;
+    if (stderr_fd >= 0 && ::dup2(stderr_fd, STDERR_FILENO) < 0) err = errno;
+    if (err == 0 && !working_dir.empty() && ::chdir(working_dir.c_str()) != 0) err = errno;
     if (err == 0) {
       ::execve(path.c_str(), argv.data(), environ);  // handlers go back to default on exec
       err = errno;
@@ -103,12 +108,50 @@ int spawn_tied(const std::string& path, std::vector<char*>& argv, const std::str
   return 0;
 }
 
+// Reads the child's standard error from `fd` and hands it on line by line, until the pipe ends, or
+// until the child has ended (child_done) and nothing came for 0.2 s. Closes fd.
+void read_lines(int fd, const std::function<void(const std::string&)>& on_line, const std::atomic<bool>& child_done) {
+  std::string pending;
+  char chunk[4096];
+  const auto hand_on = [&](const std::string& line) {
+    try {
+      on_line(line);
+    } catch (...) {  // a line that cannot be written must not end the program from this thread
+    }
+  };
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, 200);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) break;
+    if (ready == 0) {
+      if (child_done.load()) break;
+      continue;
+    }
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(chunk, static_cast<std::size_t>(n));
+    std::size_t end = 0;
+    while ((end = pending.find('\n')) != std::string::npos) {
+      hand_on(pending.substr(0, end));
+      pending.erase(0, end + 1);
+    }
+  }
+  if (!pending.empty()) hand_on(pending);
+  ::close(fd);
+}
+
 }  // namespace
 
 int run_process(const std::vector<std::string>& argv, const std::string& working_dir, bool forward_signals,
-                int* forwarded) {
+                int* forwarded, const std::function<void(const std::string& line)>& stderr_lines) {
   if (forwarded != nullptr) *forwarded = 0;
   if (argv.empty()) throw_runtime("run_process: no program given");
+  int err_pipe[2] = {-1, -1};
+  if (stderr_lines && ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    throw_runtime(std::string("cannot make a pipe for the standard error of ") + argv[0] + ": " + std::strerror(errno));
+  }
   std::vector<std::string> copy = argv;
   std::vector<char*> ptrs;
   for (auto& a : copy) ptrs.push_back(a.data());
@@ -116,6 +159,7 @@ int run_process(const std::vector<std::string>& argv, const std::string& working
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (!working_dir.empty()) posix_spawn_file_actions_addchdir_np(&actions, working_dir.c_str());
+  if (err_pipe[1] >= 0) posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
   std::cout.flush();
   std::cerr.flush();
   pid_t pid = 0;
@@ -132,7 +176,7 @@ int run_process(const std::vector<std::string>& argv, const std::string& working
   }
   int rc = 0;
   if (forward_signals) {
-    rc = spawn_tied(copy[0], ptrs, working_dir, pid);
+    rc = spawn_tied(copy[0], ptrs, working_dir, err_pipe[1], pid);
   } else {
     rc = posix_spawn(&pid, copy[0].c_str(), &actions, &attr, ptrs.data(), environ);
   }
@@ -142,14 +186,26 @@ int run_process(const std::vector<std::string>& argv, const std::string& working
     if (g_received != 0) ::kill(pid, g_received);  // a signal that came while it was starting
   }
   posix_spawn_file_actions_destroy(&actions);
+  if (err_pipe[1] >= 0) ::close(err_pipe[1]);  // the child holds its own copy
   if (rc != 0) {
+    if (err_pipe[0] >= 0) ::close(err_pipe[0]);
     throw_runtime("cannot start " + copy[0] + (working_dir.empty() ? "" : " in " + working_dir) + ": " +
                   std::strerror(rc));
   }
+  std::atomic<bool> child_done{false};
+  std::thread reader;
+  if (err_pipe[0] >= 0) reader = std::thread(read_lines, err_pipe[0], std::cref(stderr_lines), std::cref(child_done));
   int status = 0;
+  int wait_error = 0;
   while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw_runtime("waiting for " + copy[0] + " failed: " + std::strerror(errno));
+    if (errno != EINTR) {
+      wait_error = errno;
+      break;
+    }
   }
+  child_done = true;
+  if (reader.joinable()) reader.join();
+  if (wait_error != 0) throw_runtime("waiting for " + copy[0] + " failed: " + std::strerror(wait_error));
   if (forward_signals && g_received != 0) {
     if (forwarded != nullptr) *forwarded = g_received;
     return 128 + g_received;

@@ -1,8 +1,10 @@
 // Child processes and this program's own path, for every command that runs another program:
 // the lab runner and `scalelab scale` / `calibrate` run scalelab commands, `scalelab run` runs
 // mpirun, charts run gnuplot. The child inherits stdin, stdout and stderr, so its progress lines
-// appear as it prints them. (lib/monitor starts its child itself: it needs its own signal mask.)
+// appear as it prints them (stderr may instead be handed, line by line, to a function: run's
+// filter of mpirun's banners). (lib/monitor starts its child itself: it needs its own signal mask.)
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,8 +20,13 @@ namespace scalelab {
 // the child gets SIGTERM if this process dies, even by SIGKILL (Linux's parent-death signal).
 // `forwarded`, where given, receives that signal (0 when none came): a child that a signal to
 // this process ended, told from one that exited 128 + N on its own.
+// `stderr_lines`, where given, receives the child's standard error line by line (without the
+// newline; a last line without one too) instead of this process's standard error, called from a
+// reader thread while the child runs; it stops reading once the child has ended and no more
+// comes for 0.2 s (grandchildren that outlive it, holding the pipe, are not waited for).
 int run_process(const std::vector<std::string>& argv, const std::string& working_dir = "",
-                bool forward_signals = false, int* forwarded = nullptr);
+                bool forward_signals = false, int* forwarded = nullptr,
+                const std::function<void(const std::string& line)>& stderr_lines = {});
 
 // The full path of the running executable (from /proc/self/exe); a runtime error if the kernel
 // does not say.
