@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/limits.h"
+#include "core/text.h"
 
 namespace scalelab::cli {
 
@@ -17,12 +18,6 @@ const std::vector<std::string>& converge_config_names() {
 }
 
 namespace {
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 // The shared schedule options (decay, milestones, reference batch, epochs) with no scaling and no
 // warm-up, at `lr` and `global_batch`.
@@ -92,7 +87,7 @@ std::vector<ConvergeRun> make_converge_plan(const ConvergeSettings& s, int ranks
   for (std::size_t i = 0; i < s.configs.size(); ++i) {
     const std::string& c = s.configs[i];
     if (std::find(names.begin(), names.end(), c) == names.end()) {
-      throw_usage(fmt::format("--configs {}: unknown configuration; use some of {}", c, join(names)));
+      throw_usage(fmt::format("--configs {}: unknown configuration; use some of {}", c, join_list(names)));
     }
     if (std::find(s.configs.begin(), s.configs.begin() + static_cast<std::ptrdiff_t>(i), c) != s.configs.begin() + static_cast<std::ptrdiff_t>(i)) {
       throw_usage(fmt::format("--configs {}: given twice; name each configuration once", c));

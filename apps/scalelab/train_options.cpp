@@ -21,12 +21,6 @@
 namespace scalelab::cli {
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 // A count the library keeps unsigned: read signed, so that -1 is an error rather than 2^64-1.
 template <typename T>
 T count(const po::variables_map& vm, const char* option, const char* parameter) {
@@ -43,7 +37,7 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
   const train::TrainConfig d;
   const bool full = set == TrainOptionSet::full;
   auto add = o.add_options();
-  add("model", po::value<std::string>()->default_value(d.model), ("model: " + join(nn::model_names())).c_str());
+  add("model", po::value<std::string>()->default_value(d.model), ("model: " + join_list(nn::model_names())).c_str());
   add("dataset", po::value<std::string>()->default_value(d.dataset.name),
       "fashion-mnist, synthetic, a folder of MNIST-format IDX files, or jpeg:DIR (scalelab data make-jpeg; its test set in DIR/test)");
   add("augment", po::value<std::string>()->default_value(d.dataset.augment),
@@ -61,7 +55,7 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
                 "samples per rank per backward pass");
   add("lr", po::value<double>()->default_value(d.lr, "0.001"),
       "learning rate (at --base-batch when the lr is scaled)");
-  add("optimizer", po::value<std::string>()->default_value(d.optimizer), ("optimizer: " + join(optim::optimizer_names())).c_str());
+  add("optimizer", po::value<std::string>()->default_value(d.optimizer), ("optimizer: " + join_list(optim::optimizer_names())).c_str());
   add("momentum", po::value<float>()->default_value(d.optimizer_options.momentum, "0.9"), "momentum in [0, 1) (sgd, lars)");
   add("weight-decay", po::value<float>()->default_value(d.optimizer_options.weight_decay, "0"), "L2 weight decay (>= 0)");
   add("lr-schedule", po::value<std::string>()->default_value("constant"), "decay: constant, step, cosine, polynomial");
@@ -91,7 +85,7 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
     add("timeline", po::value<std::string>()->default_value(""), "write a Chrome trace JSON timeline of every step (Perfetto)");
   }
   add("algo", po::value<std::string>()->default_value(d.algo),
-      ("allreduce algorithm for the gradients: " + join(collectives::algorithm_names(collectives::Collective::allreduce)) +
+      ("allreduce algorithm for the gradients: " + join_list(collectives::algorithm_names(collectives::Collective::allreduce)) +
        ", or auto (CPU ranks: the fastest the calibrated cost model predicts for the largest bucket; library when "
        "this machine has no calibration profile)").c_str());
   add("bucket-cap", po::value<std::string>()->default_value(default_bucket_cap()),

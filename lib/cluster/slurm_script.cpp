@@ -59,7 +59,7 @@ JobScript write_slurm_script(const SlurmSite& site, const JobRequest& r) {
     throw_parameter(ErrorKind::usage, "nodes",
                     std::to_string(r.nodes) + ": give from 1 to " + std::to_string(kMaxNodes) + " nodes");
   }
-  if (r.command.empty()) throw_parameter(ErrorKind::usage, "command", ": give the scalelab command to run, e.g. -- train --model resnet");
+  if (r.command.empty()) throw_parameter(ErrorKind::usage, "command", ": empty; give the scalelab command the job runs");
   const bool generic = site.machine.empty();
   int gpus = r.gpus_per_node >= 0 ? r.gpus_per_node : site.gpus_per_node;
   if (!generic && (gpus < 1 || gpus > site.gpus_per_node)) {

@@ -2,8 +2,12 @@
 // list: the watchdog's messages name them, and SCALELAB_FAULT_AT (comm/fault_injection.h) accepts
 // exactly these.
 #pragma once
+#include <iterator>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "core/text.h"
 
 namespace scalelab::comm {
 
@@ -25,12 +29,7 @@ inline constexpr std::string_view kPhases[] = {
 
 // "broadcast, start barrier, ..." for messages.
 [[nodiscard]] inline std::string phase_list() {
-  std::string s;
-  for (std::string_view p : kPhases) {
-    if (!s.empty()) s += ", ";
-    s += p;
-  }
-  return s;
+  return join_list(std::vector<std::string>(std::begin(kPhases), std::end(kPhases)));
 }
 
 }  // namespace scalelab::comm

@@ -1,4 +1,4 @@
-// split_list (core/text.h).
+// split_list, list_items and join_list (core/text.h).
 #include "core/text.h"
 
 namespace scalelab {
@@ -20,6 +20,15 @@ std::vector<std::string> list_items(std::string_view text, char separator) {
   std::vector<std::string> items = split_list(text, separator);
   std::erase(items, std::string());
   return items;
+}
+
+std::string join_list(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
 }
 
 }  // namespace scalelab

@@ -99,7 +99,8 @@ struct ConvSpec {
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_dense(std::size_t inputs, std::size_t units, bool relu,
                                                              const ParamSlots& slots, std::size_t max_batch);
 // input_relu: the input is the output of a Conv2D built with relu_applied_downstream, whose ReLU
-// derivative this layer's backward applies (gpu/layer_kernels.h, maxpool_backward).
+// derivative this layer's backward applies (gpu/layer_kernels.h, maxpool_backward), as the host
+// model's MaxPool2D does (nn::Model's fusion: MaxPool2D::applies_relu_mask).
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_maxpool(const nn::Shape& in, std::size_t pool, std::size_t stride,
                                                                bool input_relu, std::size_t max_batch);
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_relu(const nn::Shape& in);

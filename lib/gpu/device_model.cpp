@@ -55,8 +55,7 @@ struct HostLayer {
   std::size_t max_batch;
   DeviceContext& ctx;
   Rng rng;
-  const nn::Layer* prev;  // the host layers either side (null at the ends)
-  const nn::Layer* next;
+  const nn::Layer* next;  // the host layer after this one (null for the last)
 
   [[nodiscard]] ParamSlots take(const nn::Layer& l) const { return take_slots(params, next_param, l, where); }
   [[nodiscard]] NormSpec norm(const nn::BatchNorm& bn, const nn::Shape& shape) const {
@@ -72,11 +71,12 @@ struct HostLayer {
   }
 };
 
-// A Conv2D with a ReLU followed by a max-pool: the pool's backward applies the ReLU's derivative
-// (gpu/layer_kernels.h, maxpool_backward), so the convolution skips its own pass over the output.
-bool relu_folds_into_pool(const nn::Layer* layer, const nn::Layer* next) {
-  return layer != nullptr && next != nullptr && layer->type() == "Conv2D" && next->type() == "MaxPooling2D" &&
-         static_cast<const nn::Conv2D*>(layer)->options().activation == nn::Activation::relu;
+// Whether `pool` (a host layer, or null) is a max-pool that applies the ReLU derivative of the
+// convolution before it: the host model decides (nn::Model's fusion, MaxPool2D::applies_relu_mask),
+// and the device layers follow (gpu/layer_kernels.h, maxpool_backward).
+bool pool_applies_relu_mask(const nn::Layer* pool) {
+  return pool != nullptr && pool->type() == "MaxPooling2D" &&
+         static_cast<const nn::MaxPool2D*>(pool)->applies_relu_mask();
 }
 
 ConvSpec conv_spec(const nn::Conv2D& c, const nn::Shape& in) {
@@ -89,7 +89,7 @@ ConvSpec conv_spec(const nn::Conv2D& c, const nn::Shape& in) {
 std::unique_ptr<DeviceLayer> conv(const HostLayer& h) {
   const auto& c = static_cast<const nn::Conv2D&>(h.layer);
   ConvSpec spec = conv_spec(c, h.in);
-  spec.relu_applied_downstream = relu_folds_into_pool(&h.layer, h.next);
+  spec.relu_applied_downstream = pool_applies_relu_mask(h.next);
   return make_device_conv(spec, h.take(c), h.max_batch, h.ctx);
 }
 std::unique_ptr<DeviceLayer> dense(const HostLayer& h) {
@@ -98,7 +98,7 @@ std::unique_ptr<DeviceLayer> dense(const HostLayer& h) {
 }
 std::unique_ptr<DeviceLayer> maxpool(const HostLayer& h) {
   const auto& pool = static_cast<const nn::MaxPool2D&>(h.layer);
-  return make_device_maxpool(h.in, pool.pool(), pool.stride(), relu_folds_into_pool(h.prev, &h.layer), h.max_batch);
+  return make_device_maxpool(h.in, pool.pool(), pool.stride(), pool.applies_relu_mask(), h.max_batch);
 }
 std::unique_ptr<DeviceLayer> dropout(const HostLayer& h) {
   return make_device_dropout(h.in, static_cast<const nn::Dropout&>(h.layer).rate(), h.rng);
@@ -212,7 +212,7 @@ void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_s
     }
     std::unique_ptr<DeviceLayer> d = r->make(
         HostLayer{l, in, out, params, next_param, where, max_batch_, ctx_, Rng(nn::Model::layer_seed(seed, i), rng_stream),
-                  i > 0 ? &host.layer(i - 1) : nullptr, i + 1 < host.layer_count() ? &host.layer(i + 1) : nullptr});
+                  i + 1 < host.layer_count() ? &host.layer(i + 1) : nullptr});
     workspace = std::max(workspace, d->workspace_bytes());
     if (!d->aliases_input() && !seen_compute) {
       first_compute_ = i;

@@ -10,18 +10,13 @@
 #include "collectives/algorithm.h"
 #include "core/error.h"
 #include "core/limits.h"
+#include "core/text.h"
 #include "nn/model.h"
 #include "optim/factory.h"
 
 namespace scalelab::train {
 
 namespace {
-
-std::string join(const std::vector<std::string>& names) {
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
 
 [[noreturn]] void bad(const char* parameter, const std::string& detail) {
   throw_parameter(ErrorKind::usage, parameter, detail);
@@ -38,14 +33,14 @@ std::string thread_bound(const char* purpose) {
 void TrainConfig::validate() const {
   const auto& models = nn::model_names();
   if (std::find(models.begin(), models.end(), model) == models.end()) {
-    bad("model", model + ": unknown model; use one of " + join(models));
+    bad("model", model + ": unknown model; use one of " + join_list(models));
   }
   if (device != "cpu" && device != "cuda") bad("device", device + ": unknown device; use cpu or cuda");
   if (cuda_graphs != "on" && cuda_graphs != "off") bad("cuda_graphs", cuda_graphs + ": use on or off");
   if (overlap != "auto" && overlap != "on" && overlap != "off") bad("overlap", overlap + ": use auto, on or off");
   const auto optimizers = optim::optimizer_names();
   if (std::find(optimizers.begin(), optimizers.end(), optimizer) == optimizers.end()) {
-    bad("optimizer", optimizer + ": unknown optimizer; use one of " + join(optimizers));
+    bad("optimizer", optimizer + ": unknown optimizer; use one of " + join_list(optimizers));
   }
   if (epochs < 1) bad("epochs", fmt::format("{}: train at least one epoch", epochs));
   if (epochs > limits::kMaxEpochs) bad("epochs", fmt::format("{}: at most {} epochs", epochs, limits::kMaxEpochs));

@@ -29,5 +29,14 @@ TEST(ListItems, DropsEmptyItemsLeavingTheRestInOrder) {
   EXPECT_TRUE(list_items(",,").empty());
 }
 
+// The joiner is the splitter's inverse for lists without empty items.
+TEST(JoinList, CommaAndSpaceByDefaultAnyOtherSeparator) {
+  EXPECT_EQ(join_list({}), "");
+  EXPECT_EQ(join_list({"ring"}), "ring");
+  EXPECT_EQ(join_list({"ring", "tree", "library"}), "ring, tree, library");
+  EXPECT_EQ(join_list({"/usr/bin", "/bin"}, ":"), "/usr/bin:/bin");
+  EXPECT_EQ(split_list(join_list({"1", "2", "4"}, ","), ','), (Items{"1", "2", "4"}));
+}
+
 }  // namespace
 }  // namespace scalelab

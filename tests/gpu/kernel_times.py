@@ -16,6 +16,12 @@ import collections
 import csv
 import sys
 
+def fail(message):
+    """Bad input: one line on stderr, exit 2."""
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 SCALE_TO_NS = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6}
 
 
@@ -28,22 +34,22 @@ def main():
     try:
         rows = [r for r in csv.reader(open(a.csv)) if len(r) > 10]
     except OSError as e:
-        sys.exit(f"error: {a.csv}: {e.strerror}; give the CSV that ncu --csv wrote")
+        fail(f"{a.csv}: {e.strerror}; give the CSV that ncu --csv wrote")
     if not rows or "Kernel Name" not in rows[0]:
-        sys.exit(f"error: {a.csv}: no ncu CSV header (Kernel Name, Metric Unit, Metric Value); run ncu with --csv")
+        fail(f"{a.csv}: no ncu CSV header (Kernel Name, Metric Unit, Metric Value); run ncu with --csv")
     head = rows[0]
     name, unit, value = head.index("Kernel Name"), head.index("Metric Unit"), head.index("Metric Value")
     total = collections.defaultdict(float)
     count = collections.Counter()
     for r in rows[1:]:
         if r[unit] not in SCALE_TO_NS:
-            sys.exit(f"error: {a.csv}: unknown time unit {r[unit]!r}; profile gpu__time_duration.sum")
+            fail(f"{a.csv}: unknown time unit {r[unit]!r}; profile gpu__time_duration.sum")
         ns = float(r[value].replace(",", "")) * SCALE_TO_NS[r[unit]]
         short = r[name].split("(")[0][:90]
         total[short] += ns
         count[short] += 1
     if not total:
-        sys.exit(f"error: {a.csv}: no kernel rows")
+        fail(f"{a.csv}: no kernel rows")
     whole = sum(total.values())
     how = "given"
     if a.steps <= 0:
