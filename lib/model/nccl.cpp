@@ -31,6 +31,21 @@ constexpr double kNvlsTreeNetLatUs = 20.9;
 constexpr double kNetOverheadIntelUs = 1.0, kNetOverheadAmdUs = 2.0;
 constexpr double kRingPlateauLatency = 1.4, kRingPlateauLatencyPreAmpere = 1.9;
 
+// NCCL's Tree correction: trees fall short of the model at medium sizes, so NCCL scales an
+// allreduce's Tree bandwidth by a factor per protocol (LL, LL128, Simple) and power of two of the
+// size, 64 B to 256 MiB: index floor(log2(bytes / 64)). Tree reads the first 23 entries; NVLS-Tree
+// all 24, on Blackwell only (treeCorrectionFactor and ncclTopoGetAlgoTime in tuning.cc).
+constexpr double kTreeCorrection[3][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+
+double tree_correction(Protocol p, double bytes, int entries) {
+  if (bytes < 64) return 1.0;
+  const int index = static_cast<int>(std::floor(std::log2(std::floor(bytes / 64))));
+  return index < entries ? kTreeCorrection[static_cast<int>(p)][index] : 1.0;
+}
+
 // Per-channel caps by node count: one node, two nodes, three or more (NCCL's N1/N2/N4 columns).
 struct ByNodes {
   double n1, n2, n3;
@@ -208,6 +223,7 @@ NcclEstimate nccl_estimate(const GpuFabric& f, collectives::Collective c, NcclAl
     bw = std::min(0.92 * nch * per_channel, nch * cap.tree_per_channel.at(f.nodes));
     if (p == Protocol::ll) bw = std::min(bw / 3.8, ll_max(cap, f.nodes, f.amd_host));
     if (p == Protocol::ll128) bw = std::min(bw * 120.0 / 128.0, nch * cap.tree_ll128_per_channel.at(f.nodes));
+    bw *= tree_correction(p, bytes, 23);
     // Every GPU receives, reduces and sends the whole buffer up and down: algbw = 0.5 x bw.
     ratio = 0.5;
   } else {
@@ -230,6 +246,7 @@ NcclEstimate nccl_estimate(const GpuFabric& f, collectives::Collective c, NcclAl
       const double nic = f.inter_GBps / f.net_channels;
       per_channel = std::min({per_channel, (f.nodes <= 2 ? 2.0 : 1.0) * nic, cap.nvls_tree_per_channel.at(f.nodes)});
       lat_us = kNvlsLatencyUs + 2.0 * log2_ceil(f.nodes) * kNvlsTreeNetLatUs;
+      if (f.arch == topo::GpuArch::blackwell) per_channel *= tree_correction(p, bytes, 24);
     } else {
       lat_us = kNvlsLatencyUs;
     }

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "collectives/cost_formulas.h"
+#include "model/nccl.h"
 #include "model/predict.h"
 #include "model/profile.h"
 
@@ -178,6 +179,34 @@ TEST(NcclModel, AcrossNodesNvlsTreeAndTreeCanPassTheNicsSum) {
   const Predictor one(m, topo::select_gpus(m, "8"), topo::P2P::on);
   EXPECT_EQ(one.predict(Collective::allreduce, "tree_pipelined", std::nullopt, 8e9).detail.rfind("textbook", 0), 0U);
   EXPECT_EQ(one.predict(Collective::allreduce, "nvls", std::nullopt, 8e9).detail, "NCCL nvls, Simple");
+}
+
+// NCCL scales Tree's bandwidth at medium sizes by its treeCorrectionFactor table (index
+// floor(log2(bytes / 64)), 23 entries for Tree): Simple's factor is 0.5 from 128 KiB to 2 MiB
+// (indexes 11-14), 0.9 at 256 MiB (index 22), and none from 512 MiB; LL's 0.4 at 256 KiB (12).
+// Two DGX H100 nodes, the bandwidth term of nccl_estimate.
+TEST(NcclModel, TreeBandwidthTakesNcclsCorrectionAtMediumSizes) {
+  const auto m = topo::resolve_machine("cluster-h100");
+  const GpuFabric f = build_fabric(m, topo::select_gpus(m, "16"), topo::P2P::on);
+  const auto busbw = [&](NcclAlgo a, topo::Protocol p, double bytes) {
+    const NcclEstimate e = nccl_estimate(f, Collective::allreduce, a, p, bytes);
+    EXPECT_TRUE(e.available);
+    return e.busbw_GBps;
+  };
+  const auto simple = [&](double bytes) { return busbw(NcclAlgo::tree, topo::Protocol::simple, bytes); };
+  const double full = simple(1LL << 30);  // index 24: no correction
+  EXPECT_GT(full, 0);
+  EXPECT_DOUBLE_EQ(simple(512.0 * (1 << 20)), full);         // index 23: past Tree's 23 entries
+  EXPECT_DOUBLE_EQ(simple(256.0 * (1 << 20)), 0.9 * full);   // index 22
+  EXPECT_DOUBLE_EQ(simple(1 << 20), 0.5 * full);             // index 14
+  EXPECT_DOUBLE_EQ(simple((1 << 20) + 4096.0), 0.5 * full);  // still index 14
+  EXPECT_DOUBLE_EQ(simple(2 << 20), 0.6 * full);             // index 15
+  EXPECT_DOUBLE_EQ(simple(32), full);                        // below 64 B: no correction
+  const double ll = busbw(NcclAlgo::tree, topo::Protocol::ll, 1LL << 30);
+  EXPECT_DOUBLE_EQ(busbw(NcclAlgo::tree, topo::Protocol::ll, 256 << 10), 0.4 * ll);  // index 12
+  // NVLS-Tree on Hopper is not corrected (NCCL corrects it on Blackwell only).
+  const double nvls_tree = busbw(NcclAlgo::nvls_tree, topo::Protocol::simple, 1LL << 30);
+  EXPECT_DOUBLE_EQ(busbw(NcclAlgo::nvls_tree, topo::Protocol::simple, 1 << 20), nvls_tree);
 }
 
 // A network's "efficiency" scales what its NICs carry: a transport at half the NIC figure halves
