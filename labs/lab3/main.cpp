@@ -180,7 +180,7 @@ void resnet50_links(StepContext& ctx) {
   const std::string profile = ctx.out("this-machine-profile.json");
   const std::vector<Case> cases{
       {"DGX-1, 8 V100, NVLink rings", {"--machine", "dgx1", "--gpus", "8"}, {"--machine", "dgx1", "--gpus", "8"}},
-      {"DGX-1, 8 V100, P2P off (host memory, QPI)", {"--machine", "dgx1", "--gpus", "8", "--p2p", "off"},
+      {"DGX-1, 8 V100, P2P off (host memory)", {"--machine", "dgx1", "--gpus", "8", "--p2p", "off"},
        {"--machine", "dgx1", "--gpus", "8", "--p2p", "off"}},
       {"8 V100 PCIe, two sockets (UPI)", {"--machine", "pcie-8gpu", "--gpus", "8"}, {"--machine", "pcie-8gpu", "--gpus", "8"}},
       {"4 V100 PCIe, one switch", {"--machine", "pcie-4gpu", "--gpus", "4"}, {"--machine", "pcie-4gpu", "--gpus", "4"}},

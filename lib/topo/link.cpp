@@ -109,6 +109,10 @@ bool is_cpu_interconnect(LinkType t) { return t == LinkType::qpi || t == LinkTyp
 bool is_gpu_fabric(LinkType t) { return t == LinkType::nvlink || t == LinkType::xgmi; }
 bool is_network(LinkType t) { return t == LinkType::infiniband || t == LinkType::ethernet; }
 bool is_amd_cpu_generation(std::string_view generation) { return table(LinkType::amd_fabric).count(lower(generation)) != 0; }
+bool is_intel_cpu_generation(std::string_view generation) {
+  const std::string g = lower(generation);
+  return table(LinkType::qpi).count(g) != 0 || table(LinkType::upi).count(g) != 0;
+}
 
 std::optional<LinkFigures> figures_of(const LinkSpec& spec) {
   const auto& rows = table(spec.type);

@@ -64,5 +64,7 @@ struct LinkFigures {
 // Is a CPU of this generation ("rome", "skylake") an AMD one? (NCCL's tuner picks some figures
 // by the CPU's vendor.)
 [[nodiscard]] bool is_amd_cpu_generation(std::string_view generation);
+// An Intel one ("broadwell", "skylake", "sapphirerapids": the QPI and UPI generations)?
+[[nodiscard]] bool is_intel_cpu_generation(std::string_view generation);
 
 }  // namespace scalelab::topo

@@ -36,23 +36,66 @@ HostCapacities host_capacities(const Machine& m) {
 // write into the bounce buffer and the receiver's read out of it.
 constexpr int kHostPasses = 2;
 
+// NCCL charges a GPU's traffic through one Intel CPU's root complex (a PHB path: the two GPUs
+// meet at that CPU, whether the data goes peer to peer or through its memory) 6/5 of the
+// bandwidth on every PCIe link of the path, for the root complex's inefficiency
+// (INTEL_P2P_OVERHEAD, src/graph/search.cc, followPath). Paths across a socket link (SYS) and
+// through AMD CPUs are not charged.
+constexpr double kIntelRootComplexCharge = 6.0 / 5.0;
+
+// What a ring edge charges each PCIe link it crosses, per byte it carries.
+double pcie_charge(const Machine& m, const Route& r) {
+  int cpus = 0;
+  bool intel = false;
+  for (int v : r.vertices) {
+    if (m.is_kind(v, DeviceKind::cpu)) {
+      ++cpus;
+      intel = is_intel_cpu_generation(m.devices[static_cast<std::size_t>(v)].generation);
+    }
+  }
+  return cpus == 1 && intel ? kIntelRootComplexCharge : 1.0;
+}
+
+// Per ring edge (pair of GPU indexes) what it charges each link of its route, per byte.
+struct EdgeCharges {
+  std::vector<std::vector<std::vector<double>>> per_hop;  // [i][j][hop]
+};
+
+EdgeCharges edge_charges(const Machine& m, const std::vector<std::vector<Route>>& routes) {
+  EdgeCharges c;
+  c.per_hop.resize(routes.size());
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    c.per_hop[i].resize(routes[i].size());
+    for (std::size_t j = 0; j < routes[i].size(); ++j) {
+      const Route& r = routes[i][j];
+      const double pcie = pcie_charge(m, r);
+      for (int l : r.links) {
+        c.per_hop[i][j].push_back(m.links[static_cast<std::size_t>(l)].spec.type == LinkType::pcie ? pcie : 1.0);
+      }
+    }
+  }
+  return c;
+}
+
 // The bandwidth of a ring given the pair routes on the current capacities: each directed link
-// splits its capacity between the ring edges crossing it.
+// splits its capacity between the ring edges crossing it (in proportion to their charges).
 Candidate evaluate(const std::vector<int>& order, const std::vector<std::vector<Route>>& routes,
-                   const std::vector<int>& index_of, const Capacities& cap, const HostCapacities& host_cap,
-                   std::vector<int>& load, std::vector<int>& host_load) {
-  std::fill(load.begin(), load.end(), 0);
+                   const EdgeCharges& charges, const std::vector<int>& index_of, const Capacities& cap,
+                   const HostCapacities& host_cap, std::vector<double>& load, std::vector<int>& host_load) {
+  std::fill(load.begin(), load.end(), 0.0);
   std::fill(host_load.begin(), host_load.end(), 0);
   Candidate c{order, std::numeric_limits<double>::infinity(), -1, -1};
   const std::size_t n = order.size();
   for (std::size_t i = 0; i < n; ++i) {
-    const Route& r = routes[index_of[order[i]]][index_of[order[(i + 1) % n]]];
+    const int a = index_of[order[i]], b = index_of[order[(i + 1) % n]];
+    const Route& r = routes[a][b];
     if (r.links.empty()) return {order, 0, -1, -1};
-    for (std::size_t h = 0; h < r.links.size(); ++h) ++load[2 * r.links[h] + (r.forward[h] ? 0 : 1)];
+    const std::vector<double>& charge = charges.per_hop[a][b];
+    for (std::size_t h = 0; h < r.links.size(); ++h) load[2 * r.links[h] + (r.forward[h] ? 0 : 1)] += charge[h];
     if (r.through_host) host_load[static_cast<std::size_t>(r.host)] += kHostPasses;
   }
   for (std::size_t d = 0; d < load.size(); ++d) {
-    if (load[d] == 0) continue;
+    if (load[d] <= 0) continue;
     const double share = cap[d] / load[d];
     // On a tie, name the narrower link (a socket link rather than a shared PCIe uplink).
     const bool tie = std::abs(share - c.bw) <= 1e-9 && c.bottleneck >= 0 && cap[d] < cap[2 * c.bottleneck];
@@ -74,14 +117,16 @@ Candidate evaluate(const std::vector<int>& order, const std::vector<std::vector<
 }
 
 Candidate search(const std::vector<int>& gpus, const std::vector<std::vector<Route>>& routes,
-                 const std::vector<int>& index_of, const Capacities& cap, const HostCapacities& host_cap) {
-  std::vector<int> load(cap.size()), host_load(host_cap.size());
+                 const EdgeCharges& charges, const std::vector<int>& index_of, const Capacities& cap,
+                 const HostCapacities& host_cap) {
+  std::vector<double> load(cap.size());
+  std::vector<int> host_load(host_cap.size());
   Candidate best;
   if (gpus.size() <= 9) {
     std::vector<int> order = gpus;
     std::sort(order.begin() + 1, order.end());
     do {
-      Candidate c = evaluate(order, routes, index_of, cap, host_cap, load, host_load);
+      Candidate c = evaluate(order, routes, charges, index_of, cap, host_cap, load, host_load);
       if (c.bw > best.bw + 1e-9) best = c;
     } while (std::next_permutation(order.begin() + 1, order.end()));
     return best;
@@ -111,7 +156,7 @@ Candidate search(const std::vector<int>& gpus, const std::vector<std::vector<Rou
     }
     std::vector<int> order(n);
     for (std::size_t k = 0; k < n; ++k) order[k] = gpus[at[k]];
-    Candidate c = evaluate(order, routes, index_of, cap, host_cap, load, host_load);
+    Candidate c = evaluate(order, routes, charges, index_of, cap, host_cap, load, host_load);
     if (c.bw > best.bw + 1e-9) best = c;
   }
   return best;
@@ -136,7 +181,8 @@ RingPlan plan_on(const Machine& m, const std::vector<int>& gpus, P2P p2p, int ma
         if (i != j) routes[i][j] = finder.route(gpus[i], gpus[j]);
       }
     }
-    const Candidate best = search(gpus, routes, index_of, cap, host_cap);
+    const EdgeCharges charges = edge_charges(m, routes);
+    const Candidate best = search(gpus, routes, charges, index_of, cap, host_cap);
     if (best.bw <= 1e-9 || (ch > 0 && best.bw < 0.5 * first_bw - 1e-9)) break;
     if (ch == 0) first_bw = best.bw;
     RingChannel c;
@@ -145,10 +191,11 @@ RingPlan plan_on(const Machine& m, const std::vector<int>& gpus, P2P p2p, int ma
     c.bottleneck_link = best.bottleneck;
     c.bottleneck_host = best.bottleneck_host;
     for (std::size_t i = 0; i < best.order.size(); ++i) {
-      const Route& r = routes[index_of[best.order[i]]][index_of[best.order[(i + 1) % best.order.size()]]];
+      const int a = index_of[best.order[i]], b = index_of[best.order[(i + 1) % best.order.size()]];
+      const Route& r = routes[a][b];
       c.edges.push_back(r);
       for (std::size_t h = 0; h < r.links.size(); ++h) {
-        cap[2 * r.links[h] + (r.forward[h] ? 0 : 1)] -= best.bw;
+        cap[2 * r.links[h] + (r.forward[h] ? 0 : 1)] -= charges.per_hop[a][b][h] * best.bw;
       }
       if (r.through_host) {
         double& left = host_cap[static_cast<std::size_t>(r.host)];
@@ -233,20 +280,33 @@ std::string describe_bottleneck(const Machine& m, const RingPlan& plan) {
     return words + reason + "; " + total;
   }
   std::string words = "the ring crosses " + describe_link(m, plan.bottleneck_link);
-  // How many of the first channel's transfers share that link in its busier direction: the
-  // reason a channel gets a fraction of the link's figure.
-  int along = 0, against = 0;
+  // How many of the first channel's transfers share that link in its busier direction (the reason
+  // a channel gets a fraction of the link's figure), and how many of them NCCL charges 6/5.
+  int along = 0, against = 0, charged_along = 0, charged_against = 0;
+  const bool pcie = m.links[static_cast<std::size_t>(plan.bottleneck_link)].spec.type == LinkType::pcie;
   for (const Route& e : first.edges) {
+    const bool charged = pcie && pcie_charge(m, e) > 1.0;
     for (std::size_t h = 0; h < e.links.size(); ++h) {
-      if (e.links[h] == plan.bottleneck_link) ++(e.forward[h] ? along : against);
+      if (e.links[h] != plan.bottleneck_link) continue;
+      ++(e.forward[h] ? along : against);
+      if (charged) ++(e.forward[h] ? charged_along : charged_against);
     }
   }
-  const int sharing = std::max(along, against);
-  if (sharing > 1) {
-    char shared[128];
-    std::snprintf(shared, sizeof shared, ", shared by %d of the ring's transfers each way (%.4g GB/s each)", sharing,
-                  first.bw_GBps);
-    words += shared;
+  const double extra = kIntelRootComplexCharge - 1.0;
+  const bool along_busier = along + charged_along * extra >= against + charged_against * extra;
+  const int sharing = along_busier ? along : against;
+  const int charged = along_busier ? charged_along : charged_against;
+  if (sharing > 1 || charged > 0) {
+    std::string detail;
+    if (sharing > 1) detail += " shared by " + std::to_string(sharing) + " of the ring's transfers each way";
+    if (charged > 0) {
+      detail += sharing > 1 ? (charged == sharing ? ", each" : ", " + std::to_string(charged) + " of them") : "";
+      detail += " at 6/5 of " + std::string(charged == 1 ? "its" : "their") +
+                " bytes through the Intel CPU's root complex, as NCCL counts it";
+    }
+    char each[64];
+    std::snprintf(each, sizeof each, sharing > 1 ? " (%.4g GB/s each)" : " (%.4g GB/s)", first.bw_GBps);
+    words += "," + detail + each;
   }
   return words + reason + "; " + total;
 }

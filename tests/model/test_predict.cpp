@@ -122,7 +122,10 @@ TEST(NcclModel, P2POffIsSlowerOnDgx1) {
   const double n = 512e6;
   EXPECT_GT(on.predict(Collective::allreduce, "auto", std::nullopt, n).busbw_GBps,
             5 * off.predict(Collective::allreduce, "auto", std::nullopt, n).busbw_GBps);
-  EXPECT_NE(off.bottleneck().find("QPI"), std::string::npos) << off.bottleneck();
+  // Through host memory two transfers share each PCIe switch's uplink, each counted at 6/5 through
+  // the Intel CPU as NCCL counts it: 5 GB/s, below the QPI's 6.
+  EXPECT_NE(off.bottleneck().find("PCIe Gen3 x16 link between plx0 and cpu0"), std::string::npos) << off.bottleneck();
+  EXPECT_NE(off.bottleneck().find("6/5"), std::string::npos) << off.bottleneck();
 }
 
 TEST(NcclModel, AcrossNodesTheNicsBound) {

@@ -83,11 +83,16 @@ TEST_F(Dgx1, RingsUseEveryNvlinkBothWays) {
   for (const auto& c : plan.channels) EXPECT_EQ(c.order.size(), 8u);
 }
 
-TEST_F(Dgx1, P2POffRingIsBoundByTheSocketLink) {
+// With P2P off every ring edge bounces through a CPU's memory. Two edges cross each PCIe switch's
+// uplink each way, and NCCL charges those that meet at one Intel CPU 6/5 of their bytes on PCIe
+// links: 12 / (2 x 6/5) = 5 GB/s, below the QPI's 6 that the edges across the sockets get.
+TEST_F(Dgx1, P2POffRingIsBoundByTheUplinksAsNcclChargesThem) {
   const RingPlan plan = plan_rings(m, m.gpus(), P2P::off);
   EXPECT_TRUE(plan.through_host);
-  EXPECT_NEAR(plan.bw_GBps, model_of(LinkType::qpi, "broadwell"), 1e-9);
-  EXPECT_NE(describe_bottleneck(m, plan).find("QPI"), std::string::npos);
+  EXPECT_NEAR(plan.bw_GBps, model_of(LinkType::pcie, "3") / (2 * 6.0 / 5.0), 1e-9);
+  const std::string words = describe_bottleneck(m, plan);
+  EXPECT_NE(words.find("PCIe Gen3 x16"), std::string::npos) << words;
+  EXPECT_NE(words.find("at 6/5 of their bytes through the Intel CPU's root complex"), std::string::npos) << words;
 }
 
 TEST(Routes, DgxA100EveryPairIsNv12AndTheRingUsesAllLinks) {
@@ -137,12 +142,14 @@ TEST(Routes, PcieServerRingNamesTheUpiLink) {
   EXPECT_EQ(classify(m, g[0], g[4]).label, "SYS");
 }
 
-// Through host memory every ring edge of a PCIe switch's four GPUs crosses its uplink: the
-// ring's bandwidth is a quarter of the uplink's, and the words say why.
+// Through host memory every ring edge of a PCIe switch's four GPUs crosses its uplink: the ring's
+// bandwidth is about a quarter of the uplink's, and the words say why. The one edge that meets at
+// that socket's Intel CPU counts 6/5, the three that cross the sockets once each (NCCL charges
+// only paths through one CPU's root complex): 12 / (6/5 + 3).
 TEST(Routes, P2POffPcieServerRingSaysHowManyTransfersShareTheUplink) {
   const Machine m = resolve_machine("pcie-8gpu");
   const RingPlan plan = plan_rings(m, m.gpus(), P2P::off);
-  EXPECT_NEAR(plan.bw_GBps, model_of(LinkType::pcie, "3") / 4, 1e-9);
+  EXPECT_NEAR(plan.bw_GBps, model_of(LinkType::pcie, "3") / (6.0 / 5.0 + 3), 1e-9);
   const std::string words = describe_bottleneck(m, plan);
   EXPECT_NE(words.find("shared by 4 of the ring's transfers each way"), std::string::npos) << words;
   // A link a channel crosses once says nothing about sharing.
@@ -231,6 +238,13 @@ TEST(Routes, RingsUseNcclsSharedMemoryTransportBetweenGpusThatMeetAtACpu) {
   EXPECT_TRUE(plan_rings(intel2, intel2.gpus(), P2P::on).through_host);
   EXPECT_FALSE(plan_rings(amd2, amd2.gpus(), P2P::on).through_host);
   EXPECT_TRUE(plan_rings(amd3, amd3.gpus(), P2P::on).through_host);
+  // Each GPU's link carries one edge out and one in; through the Intel CPU's root complex NCCL
+  // charges them 6/5 (INTEL_P2P_OVERHEAD), through AMD's not.
+  EXPECT_NEAR(plan_rings(intel2, intel2.gpus(), P2P::on).bw_GBps, model_of(LinkType::pcie, "4") * 5 / 6, 1e-9);
+  EXPECT_NEAR(plan_rings(amd2, amd2.gpus(), P2P::on).bw_GBps, model_of(LinkType::pcie, "4"), 1e-9);
+  EXPECT_NEAR(plan_rings(amd3, amd3.gpus(), P2P::on).bw_GBps, model_of(LinkType::pcie, "4"), 1e-9);
+  EXPECT_NE(describe_bottleneck(intel2, plan_rings(intel2, intel2.gpus(), P2P::on)).find("6/5"), std::string::npos);
+  EXPECT_EQ(describe_bottleneck(amd3, plan_rings(amd3, amd3.gpus(), P2P::on)).find("6/5"), std::string::npos);
   EXPECT_FALSE(RouteFinder(intel2, P2P::on).route(intel2.gpus()[0], intel2.gpus()[1]).through_host);
 
   const Machine m = resolve_machine("pcie-8gpu");
