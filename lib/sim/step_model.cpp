@@ -95,11 +95,20 @@ StepResult simulate_step(const StepInputs& in) {
   r.layer_backward_s.assign(n, 0.0);
   std::vector<double> done_after(n, 0.0);  // backward: when layer i's gradients exist, from its start
   double t = 0;
+  // A layer's own activation (WorkloadLayer::activation) on a GPU: the separate elementwise pass a
+  // framework runs, reading and writing the output forward; reading the output's gradient and the
+  // output, writing the gradient backward. On a CPU the calibrated rates include it.
+  const bool separate_activation = dev.kind == "gpu";
+  const auto activation_s = [&](const WorkloadLayer& l, double tensors) {
+    if (!separate_activation || l.activation.empty()) return 0.0;
+    return dev.layer_seconds(LayerKind::elementwise, batch * l.out_elems, tensors * batch * l.out_elems * ab, o.precision);
+  };
   for (std::size_t i = 0; i < n; ++i) {
     const WorkloadLayer& l = w.layers[i];
     const double params = static_cast<double>(l.params);
     r.layer_forward_s[i] = dev.layer_seconds(l.kind, batch * l.forward_flops,
-                                             batch * (l.in_elems + l.out_elems) * ab + params * wb, o.precision);
+                                             batch * (l.in_elems + l.out_elems) * ab + params * wb, o.precision) +
+                           activation_s(l, 2);
     r.parts.forward_s += r.layer_forward_s[i];
   }
   for (std::size_t i = n; i-- > 0;) {
@@ -110,7 +119,7 @@ StepResult simulate_step(const StepInputs& in) {
     // Read the output's gradient, write the input's (the convention this machine's rates were
     // measured with, sim/cpu_rates.h); read the weights, write their gradient.
     const double bytes = batch * (l.in_elems + l.out_elems) * ab + 2.0 * params * wb;
-    r.layer_backward_s[i] = dev.layer_seconds(l.kind, batch * flops, bytes, o.precision);
+    r.layer_backward_s[i] = dev.layer_seconds(l.kind, batch * flops, bytes, o.precision) + activation_s(l, 3);
     t += r.layer_backward_s[i];
     done_after[i] = t;
   }

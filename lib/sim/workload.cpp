@@ -96,7 +96,7 @@ WorkloadLayer parse_layer(const Reader& r, const json& j, std::size_t i) {
   WorkloadLayer l;
   l.name = r.string(j, ctx0 + ".", "name", "the layer's name, e.g. \"layer1.0.conv1\"", true);
   const std::string ctx = ctx0 + " (" + l.name + ").";
-  r.only_known(j, ctx, {"name", "kind", "forward_flops", "params", "in_elems", "out_elems"});
+  r.only_known(j, ctx, {"name", "kind", "forward_flops", "params", "in_elems", "out_elems", "activation"});
   const std::string kind = r.string(j, ctx, "kind", "one of the layer kinds", true);
   bool found = false;
   for (const auto& [k, n] : kKinds) {
@@ -114,6 +114,10 @@ WorkloadLayer parse_layer(const Reader& r, const json& j, std::size_t i) {
                         "input activation elements per sample");
   l.out_elems = r.number(r.need(j, ctx, "out_elems", "output elements per sample"), ctx + "out_elems",
                          "output activation elements per sample");
+  if (j.contains("activation")) {
+    l.activation = r.string(j, ctx, "activation", "\"relu\", or leave the field out", true);
+    if (l.activation != "relu") r.fail(ctx + "activation", "'" + l.activation + "' is not an activation; use \"relu\" or leave the field out");
+  }
   return l;
 }
 
@@ -207,6 +211,7 @@ json to_json(const Workload& w) {
                            {"params", l.params},
                            {"in_elems", number_json(l.in_elems)},
                            {"out_elems", number_json(l.out_elems)}});
+    if (!l.activation.empty()) j["layers"].back()["activation"] = l.activation;
   }
   return j;
 }

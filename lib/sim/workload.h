@@ -42,6 +42,10 @@ struct WorkloadLayer {
   std::size_t params = 0;    // trainable parameters
   double in_elems = 0;       // input activation elements per sample
   double out_elems = 0;      // output activation elements per sample
+  // An activation applied to the output inside the layer ("relu"; empty: none), as lib/nn's Conv2D
+  // and Dense carry Keras' activation=. On a GPU the step model prices it as the separate
+  // elementwise pass a framework runs; on this machine's CPU it is inside the layer's measured rate.
+  std::string activation;
 };
 
 struct Workload {

@@ -3,6 +3,8 @@
 // `scalelab train` runs. Flatten is a reshape that nn passes through without touching memory,
 // so it has no entry. A ResidualBlock is listed step by step ("residual_block.conv1", ...,
 // "residual_block.add_relu"), so its batch norms and add are priced as memory-bound steps.
+#include "nn/conv2d.h"
+#include "nn/dense.h"
 #include "nn/model.h"
 #include "nn/residual_block.h"
 #include "sim/workload.h"
@@ -40,7 +42,7 @@ Workload workload_from_model(const nn::Model& m) {
       for (const auto& p : block->parts()) {
         w.layers.push_back({m.layer_name(i) + "." + p.name, kind_of(p.type), p.forward_flops, p.params,
                             p.type == "Add+ReLU" ? 2.0 * double(p.out.numel()) : double(p.in.numel()),
-                            double(p.out.numel())});
+                            double(p.out.numel()), ""});
       }
       continue;
     }
@@ -51,6 +53,11 @@ Workload workload_from_model(const nn::Model& m) {
     wl.params = l.parameter_count();
     wl.in_elems = static_cast<double>(layer_in.numel());
     wl.out_elems = static_cast<double>(m.layer_output_shape(i).numel());
+    // Keras' activation= inside the layer (nn fuses it; a GPU framework runs it as a pass of its own).
+    nn::Activation act = nn::Activation::none;
+    if (const auto* conv = dynamic_cast<const nn::Conv2D*>(&l)) act = conv->options().activation;
+    if (const auto* dense = dynamic_cast<const nn::Dense*>(&l)) act = dense->activation();
+    if (act == nn::Activation::relu) wl.activation = "relu";
     w.layers.push_back(wl);
   }
   return w;

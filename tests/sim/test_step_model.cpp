@@ -29,10 +29,10 @@ Workload small_workload() {
   Workload w;
   w.name = w.title = "small";
   w.input_shape = {100};
-  w.layers = {{"fc1", LayerKind::matmul, 1e6, 1000, 100, 100},
-              {"relu", LayerKind::elementwise, 100, 0, 100, 100},
-              {"fc2", LayerKind::matmul, 1e6, 1000, 100, 100},
-              {"fc3", LayerKind::matmul, 1e6, 1000, 100, 10}};
+  w.layers = {{"fc1", LayerKind::matmul, 1e6, 1000, 100, 100, ""},
+              {"relu", LayerKind::elementwise, 100, 0, 100, 100, ""},
+              {"fc2", LayerKind::matmul, 1e6, 1000, 100, 100, ""},
+              {"fc3", LayerKind::matmul, 1e6, 1000, 100, 10, ""}};
   return w;
 }
 
@@ -73,6 +73,29 @@ TEST(StepModel, OneDeviceIsForwardBackwardAndTheOptimizer) {
   EXPECT_NEAR(r.step_s, fwd + bwd + r.parts.optimizer_s, 1e-15);
   EXPECT_NEAR(r.samples_per_s, 10 / r.step_s, 1e-6);
   EXPECT_NE(r.bottleneck.find("computation"), std::string::npos) << r.bottleneck;
+}
+
+// A layer's own activation (nn's fused ReLU) is, on a GPU, the separate pass a framework runs:
+// forward it reads and writes the output, backward it reads the output and its gradient and
+// writes the gradient, each at the elementwise kind's rate. On a CPU device (this machine's
+// calibrated rates, which time the fused layer) it adds nothing.
+TEST(StepModel, AnActivationInsideALayerIsASeparatePassOnGpusOnly) {
+  Workload w = small_workload();
+  const DeviceSpec gpu = round_device();
+  DeviceSpec cpu = round_device();
+  cpu.kind = "cpu";
+  StepOptions o;
+  o.batch = 10;
+  const StepResult plain_gpu = simulate_step({w, gpu, nullptr, o});
+  const StepResult plain_cpu = simulate_step({w, cpu, nullptr, o});
+  w.layers[2].activation = "relu";  // fc2: 100 outputs per sample
+  const StepResult fused_gpu = simulate_step({w, gpu, nullptr, o});
+  const StepResult fused_cpu = simulate_step({w, cpu, nullptr, o});
+  const double out_bytes = 10 * 100 * 4.0;
+  EXPECT_NEAR(fused_gpu.layer_forward_s[2] - plain_gpu.layer_forward_s[2], 2 * out_bytes / 100e9, 1e-15);
+  EXPECT_NEAR(fused_gpu.layer_backward_s[2] - plain_gpu.layer_backward_s[2], 3 * out_bytes / 100e9, 1e-15);
+  EXPECT_NEAR(fused_gpu.step_s - plain_gpu.step_s, 5 * out_bytes / 100e9, 1e-15);
+  EXPECT_DOUBLE_EQ(fused_cpu.step_s, plain_cpu.step_s);
 }
 
 TEST(StepModel, BucketsStartWhenBackwardHasMadeThemAndQueueOnOneStream) {

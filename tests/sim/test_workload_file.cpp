@@ -90,6 +90,21 @@ TEST(WorkloadFile, UnknownKindListsTheKinds) {
                      "conv, matmul, attention, norm, elementwise, pool or embedding"});
 }
 
+// A layer's own activation (lib/nn's Conv2D and Dense carry one): "relu", or no field at all.
+TEST(WorkloadFile, AnActivationIsReluOrAbsent) {
+  json j = valid();
+  j["layers"][0]["activation"] = "relu";
+  const Workload w = workload_from_json(j, "tiny.json");
+  EXPECT_EQ(w.layers[0].activation, "relu");
+  EXPECT_EQ(w.layers[1].activation, "");
+  EXPECT_EQ(to_json(w)["layers"][0]["activation"], "relu");
+  EXPECT_FALSE(to_json(w)["layers"][1].contains("activation"));
+  j["layers"][0]["activation"] = "tanh";
+  expect_message(j, {"layers[0] (conv1).activation", "'tanh' is not an activation", "\"relu\""});
+  j["layers"][0]["activation"] = 1;
+  expect_message(j, {"layers[0] (conv1).activation"});
+}
+
 TEST(WorkloadFile, NegativeAndFractionalNumbersAreRefused) {
   json j = valid();
   j["layers"][1]["params"] = -2;

@@ -41,6 +41,11 @@ TEST(WorkloadLabModels, EachLayerKeepsNnsKindAndOrder) {
   EXPECT_EQ(names, (std::vector<std::string>{"conv2d", "conv2d_1", "max_pooling2d", "dropout", "dense", "dropout_1", "dense_1"}));
   EXPECT_EQ(kinds, (std::vector<LayerKind>{LayerKind::conv, LayerKind::conv, LayerKind::pool, LayerKind::elementwise,
                                            LayerKind::matmul, LayerKind::elementwise, LayerKind::matmul}));
+  // Keras' activation='relu' of both convolutions and the first dense layer, none on the classifier.
+  EXPECT_EQ(w.layers[0].activation, "relu");
+  EXPECT_EQ(w.layers[1].activation, "relu");
+  EXPECT_EQ(w.layers[4].activation, "relu");
+  EXPECT_EQ(w.layers[6].activation, "");
   EXPECT_EQ(w.layers[0].in_elems, 784);
   EXPECT_EQ(w.layers[0].out_elems, 32 * 26 * 26);
   EXPECT_EQ(w.layers[4].in_elems, 64 * 12 * 12);

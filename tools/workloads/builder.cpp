@@ -19,7 +19,7 @@ std::size_t out_size(std::size_t in, std::size_t k, std::size_t s, std::size_t p
 }  // namespace
 
 void Builder::push(const std::string& name, sim::LayerKind kind, double flops, std::size_t params, double in, double out) {
-  w_.layers.push_back({name, kind, flops, params, in, out});
+  w_.layers.push_back({name, kind, flops, params, in, out, ""});
 }
 
 Act Builder::conv(const std::string& name, Act in, std::size_t out_channels, Kernel k, bool bias, std::size_t groups) {

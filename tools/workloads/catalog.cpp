@@ -52,7 +52,8 @@ std::string workload_file_text(const sim::Workload& w) {
   for (std::size_t i = 0; i < layers.size(); ++i) {
     std::string line = "  {";
     const char* sep = "";
-    for (const char* key : {"name", "kind", "forward_flops", "params", "in_elems", "out_elems"}) {
+    for (const char* key : {"name", "kind", "forward_flops", "params", "in_elems", "out_elems", "activation"}) {
+      if (!layers[i].contains(key)) continue;
       line += std::string(sep) + "\"" + key + "\": " + layers[i][key].dump();
       sep = ", ";
     }
