@@ -233,7 +233,7 @@ DeviceSpec device_for_model(const std::string& gpu_model, const std::string& whe
   static const std::vector<std::pair<std::string, std::string>> aliases = {
       {"h100-80gb-hbm3", "h100-sxm5-80gb"}, {"h100-sxm5", "h100-sxm5-80gb"},  {"k80", "k80"},
       {"p100-sxm2-16gb", "p100-sxm2"},      {"v100-sxm3-32gb-h", "v100-sxm3-32gb"}, {"mi250x", "mi250x-gcd"},
-      {"a100-80gb-pcie", "a100-pcie-80gb"}};
+      {"a100-80gb-pcie", "a100-pcie-80gb"}, {"h200", "h200-sxm-141gb"}};
   std::string key = normalised(gpu_model);
   for (const auto& [from, to] : aliases) {
     if (key == from) key = to;

@@ -18,7 +18,7 @@
 namespace scalelab::sim {
 namespace {
 
-const std::vector<std::string> kCatalog = {"a100-pcie-80gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "geforce-rtx-3090", "geforce-rtx-4090", "h100-sxm5-80gb", "k80",
+const std::vector<std::string> kCatalog = {"a100-pcie-80gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "geforce-rtx-3090", "geforce-rtx-4090", "h100-sxm5-80gb", "h200-sxm-141gb", "k80",
                                            "mi250x-gcd",     "p100-sxm2",      "v100-pcie-16gb", "v100-sxm2-16gb",
                                            "v100-sxm2-32gb", "v100-sxm3-32gb"};
 
@@ -163,7 +163,9 @@ TEST(DeviceForModel, TheMachineCatalogsGpuModelsNameCatalogDevices) {
       {"Tesla V100-PCIE-16GB", "v100-pcie-16gb"}, {"Tesla V100-SXM3-32GB", "v100-sxm3-32gb"},
       {"A100-SXM4-40GB", "a100-sxm4-40gb"},       {"H100-SXM5-80GB", "h100-sxm5-80gb"},
       {"AMD MI250X GCD", "mi250x-gcd"},           {"NVIDIA A100-SXM4-80GB", "a100-sxm4-80gb"},
-      {"NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"}, {"Tesla K80", "k80"}};
+      {"NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"}, {"Tesla K80", "k80"},
+      {"NVIDIA H200", "h200-sxm-141gb"},           {"H200-SXM-141GB", "h200-sxm-141gb"},
+      {"NVIDIA A100 80GB PCIe", "a100-pcie-80gb"}};
   for (const auto& [model, device] : expected) EXPECT_EQ(device_for_model(model).name, device) << model;
   // Every GPU of every catalog machine, so a new machine file needs its device here too.
   std::set<std::string> models;
