@@ -6,6 +6,7 @@
 #include "nn/blas.h"
 #include "nn/compute.h"
 #include "nn/maxpool2d.h"
+#include "nn/narrow_conv.h"
 #include "nn/reduce.h"
 
 namespace scalelab::nn {
@@ -115,6 +116,10 @@ void Conv2D::forward_chunk(const ConvGeometry& g, ConstTensorView in, float* ima
   const bool relu = o_.activation == Activation::relu;
   Workspace& ws = ws_[worker];
   im2col(g, n, in.data + b0 * in_image, ws.cols.data());
+  if (narrow_conv_supported(k)) {  // a few rows: bias and activation in the product's registers
+    narrow_conv_forward(k, o_.filters, n, plane, params_->value(w_), bias, ws.cols.data(), relu, images);
+    return;
+  }
   // With one image the product's (filters, plane) layout is already NCHW: write it in place.
   float* y = n == 1 ? images : ws.scratch.data();
   sgemm(false, false, static_cast<int>(o_.filters), static_cast<int>(ncols), static_cast<int>(k), 1.0f,
@@ -152,9 +157,12 @@ void Conv2D::backward_chunk(const ConvGeometry& g, ConstTensorView in, const Pla
   // dW^T += cols dZ^T: (K x ncols) by (ncols x filters), with the chunk's columns recomputed. The
   // transposed product: OpenBLAS runs this shape 10-15% faster than dZ cols^T (filters x K).
   im2col(g, n, in.data + b0 * in_image, ws.cols.data());
-  sgemm(false, true, static_cast<int>(k), static_cast<int>(o_.filters), static_cast<int>(ncols), 1.0f,
-        ws.cols.data(), static_cast<int>(ncols), dz, static_cast<int>(ncols), 1.0f, ws.dwt.data(),
-        static_cast<int>(o_.filters));
+  if (narrow_conv_supported(k))
+    narrow_conv_weight_gradient(k, o_.filters, ncols, ws.cols.data(), dz, ws.dwt.data());
+  else
+    sgemm(false, true, static_cast<int>(k), static_cast<int>(o_.filters), static_cast<int>(ncols), 1.0f,
+          ws.cols.data(), static_cast<int>(ncols), dz, static_cast<int>(ncols), 1.0f, ws.dwt.data(),
+          static_cast<int>(o_.filters));
   if (din.empty()) return;
   // dcols = W^T dZ (K x ncols), written over the columns (used above), then col2im.
   sgemm(true, false, static_cast<int>(k), static_cast<int>(ncols), static_cast<int>(o_.filters), 1.0f,

@@ -3,7 +3,9 @@
 // Weights are (filters, in_channels, k, k) as in PyTorch. Images go through in chunks of a few:
 // im2col of the chunk (K x n*Ho*Wo, K = Cin*k*k) multiplied by the (filters x K) weights, then an
 // epilogue that adds the bias, applies the activation and reorders to NCHW in one pass.
-// Backward per chunk: im2col again, dW^T += cols dY^T, dX = col2im(W^T dY).
+// Backward per chunk: im2col again, dW^T += cols dY^T, dX = col2im(W^T dY). Columns of at most
+// 16 rows (a first layer on one-channel images) skip the BLAS for the forward product and the
+// weight gradient: nn/narrow_conv.h.
 // Why chunks rather than the whole batch in one product: a chunk's columns (256 KiB) stay in the
 // cache between im2col, the product's packing and col2im; the whole batch's (85 MB for the cnn's
 // second layer) would go to memory and back five times per step, and memory bandwidth, not

@@ -72,7 +72,10 @@ INSTANTIATE_TEST_SUITE_P(Variants, Conv2DCase,
                                            Case{2, 8, 8, 3, 3, 2, 0, Activation::none},
                                            Case{3, 5, 5, 2, 1, 2, 0, Activation::none},
                                            Case{2, 6, 6, 5, 3, 1, 0, Activation::relu},
-                                           Case{1, 9, 9, 2, 5, 3, 2, Activation::relu}));
+                                           Case{1, 9, 9, 2, 5, 3, 2, Activation::relu},
+                                           // one channel, 3x3: nn/narrow_conv.h's products (9 rows)
+                                           // with a group of 8 filters and 2 more, and an image's last pixels
+                                           Case{1, 10, 9, 10, 3, 1, 1, Activation::none}));
 
 TEST(Conv2D, BackwardAccumulatesIntoParameterGradients) {
   Conv2DOptions o;
