@@ -84,9 +84,10 @@ void Conv2D::forward(ConstTensorView in, TensorView out, bool /*training*/) {
   const ConvGeometry g = geometry(in.shape.without_batch());
   const std::size_t batch = in.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
   ensure_workspaces(in.shape.without_batch(), batch);
+  const std::size_t in_image = in.sample_numel(), out_image = out.shape.without_batch().numel();
   parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
     for (std::size_t c = c0; c < c1; ++c)
-      forward_chunk(g, in, out.data + c * chunk * out.shape.without_batch().numel(), c * chunk,
+      forward_chunk(g, in.data + c * chunk * in_image, out.data + c * chunk * out_image,
                     std::min(chunk, batch - c * chunk), w);
   });
 }
@@ -102,20 +103,19 @@ void Conv2D::forward_pooled(ConstTensorView in, MaxPool2D& pool, TensorView pool
     float* images = ws_[w].pool_in.data();
     for (std::size_t c = c0; c < c1; ++c) {
       const std::size_t b0 = c * chunk, n = std::min(chunk, batch - b0);
-      forward_chunk(g, in, images, b0, n, w);
+      forward_chunk(g, in.data + b0 * in.sample_numel(), images, n, w);
       pool.forward_images(images, g.out_h(), g.out_w(), pooled, b0, n);  // the chunk's images, still in cache
     }
   });
 }
 
-void Conv2D::forward_chunk(const ConvGeometry& g, ConstTensorView in, float* images, std::size_t b0, std::size_t n,
-                           std::size_t worker) {
+void Conv2D::forward_chunk(const ConvGeometry& g, const float* in, float* images, std::size_t n, std::size_t worker) {
   const std::size_t plane = g.out_h() * g.out_w(), k = g.rows(), ncols = n * plane;
-  const std::size_t in_image = g.channels * g.height * g.width, out_image = o_.filters * plane;
+  const std::size_t out_image = o_.filters * plane;
   const float* bias = o_.bias ? params_->value(b_) : nullptr;
   const bool relu = o_.activation == Activation::relu;
   Workspace& ws = ws_[worker];
-  im2col(g, n, in.data + b0 * in_image, ws.cols.data());
+  im2col(g, n, in, ws.cols.data());
   if (narrow_conv_supported(k)) {  // a few rows: bias and activation in the product's registers
     narrow_conv_forward(k, o_.filters, n, plane, params_->value(w_), bias, ws.cols.data(), relu, images);
     return;
@@ -139,11 +139,89 @@ void Conv2D::forward_chunk(const ConvGeometry& g, ConstTensorView in, float* ima
     }
 }
 
+void Conv2D::first_forward(Conv2D& first, ConstTensorView x, float* out, std::size_t b0, std::size_t n,
+                           std::size_t worker) {
+  const ConvGeometry g1 = first.geometry(x.shape.without_batch());
+  const std::size_t plane = g1.out_h() * g1.out_w(), capacity = std::max<std::size_t>(1, first.ws_cols_ / plane);
+  const std::size_t x_image = x.sample_numel(), out_image = first.o_.filters * plane;
+  for (std::size_t s = 0; s < n; s += capacity)
+    first.forward_chunk(g1, x.data + (b0 + s) * x_image, out + s * out_image, std::min(capacity, n - s), worker);
+}
+
+void Conv2D::reserve_chain(Conv2D& first, const Shape& x_shape, std::size_t max_batch) {
+  const Shape in_shape = first.output_shape(x_shape);
+  first.ensure_workspaces(x_shape, max_batch);
+  ensure_workspaces(in_shape, max_batch);
+  const ConvGeometry g = geometry(in_shape);
+  const std::size_t images_per_chunk = ws_cols_ / (g.out_h() * g.out_w());
+  for (auto& ws : ws_) {  // allocates once
+    ws.pool_in.resize(Shape{o_.filters, ws_cols_});
+    ws.first_out.resize(in_shape.with_batch(images_per_chunk));
+    ws.first_grad.resize(in_shape.with_batch(images_per_chunk));
+  }
+}
+
+void Conv2D::forward_pooled_after(Conv2D& first, ConstTensorView x, MaxPool2D& pool, TensorView pooled) {
+  if (!din_relu_mask_ || !first.dout_masked_ || first.o_.activation != Activation::relu)
+    throw_runtime("Conv2D::forward_pooled_after: the first layer's ReLU must be applied by this layer's backward");
+  const Shape in_shape = first.output_shape(x.shape.without_batch());
+  const ConvGeometry g = geometry(in_shape);
+  const std::size_t batch = x.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
+  reserve_chain(first, x.shape.without_batch(), batch);
+  parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
+    Workspace& ws = ws_[w];
+    for (std::size_t c = c0; c < c1; ++c) {
+      const std::size_t b0 = c * chunk, n = std::min(chunk, batch - b0);
+      first_forward(first, x, ws.first_out.data(), b0, n, w);
+      forward_chunk(g, ws.first_out.data(), ws.pool_in.data(), n, w);
+      pool.forward_images(ws.pool_in.data(), g.out_h(), g.out_w(), pooled, b0, n);
+    }
+  });
+}
+
+void Conv2D::backward_pooled_after(Conv2D& first, ConstTensorView x, const MaxPool2D& pool, ConstTensorView pooled,
+                                   ConstTensorView dpooled) {
+  const Shape in_shape = first.output_shape(x.shape.without_batch());
+  const ConvGeometry g = geometry(in_shape), g1 = first.geometry(x.shape.without_batch());
+  const std::size_t batch = x.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
+  const std::size_t plane1 = g1.out_h() * g1.out_w(), in_image = in_shape.numel(), x_image = x.sample_numel();
+  reserve_chain(first, x.shape.without_batch(), batch);  // done by forward: nothing to allocate
+  const std::size_t capacity1 = std::max<std::size_t>(1, first.ws_cols_ / plane1);
+  parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
+    Workspace& ws = ws_[w];
+    start_gradients(w);
+    first.start_gradients(w);
+    for (std::size_t c = c0; c < c1; ++c) {
+      const std::size_t b0 = c * chunk, n = std::min(chunk, batch - b0);
+      first_forward(first, x, ws.first_out.data(), b0, n, w);
+      backward_chunk(
+          g, ws.first_out.data(),
+          [&](std::size_t image, std::size_t filter, float* dz) {
+            pool.backward_plane(g.out_h(), g.out_w(), pooled, dpooled, image * o_.filters + filter, dz);
+          },
+          ws.first_grad.data(), b0, n, w);
+      // The first layer's output gradient, its ReLU applied by col2im: its dZ as it stands.
+      const float* grad = ws.first_grad.data();
+      for (std::size_t s = 0; s < n; s += capacity1) {
+        const std::size_t m = std::min(capacity1, n - s);
+        first.backward_chunk(
+            g1, x.data + (b0 + s) * x_image,
+            [&](std::size_t image, std::size_t filter, float* dz) {
+              std::copy_n(grad + (image - b0) * in_image + filter * plane1, plane1, dz);
+            },
+            nullptr, b0 + s, m, w);
+      }
+    }
+  });
+  const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(compute_threads()), chunks);
+  finish_gradients(g, workers);
+  first.finish_gradients(g1, workers);
+}
+
 template <class PlaneGradient>
-void Conv2D::backward_chunk(const ConvGeometry& g, ConstTensorView in, const PlaneGradient& dz_plane, TensorView din,
+void Conv2D::backward_chunk(const ConvGeometry& g, const float* in, const PlaneGradient& dz_plane, float* din,
                             std::size_t b0, std::size_t n, std::size_t worker) {
   const std::size_t plane = g.out_h() * g.out_w(), k = g.rows(), ncols = n * plane;
-  const std::size_t in_image = g.channels * g.height * g.width;
   Workspace& ws = ws_[worker];
   float* db = !o_.bias ? nullptr : worker == 0 ? params_->grad(b_) : ws.db.data();
   // dZ in the product's layout (filters, n*plane); bias gradient.
@@ -156,37 +234,46 @@ void Conv2D::backward_chunk(const ConvGeometry& g, ConstTensorView in, const Pla
     }
   // dW^T += cols dZ^T: (K x ncols) by (ncols x filters), with the chunk's columns recomputed. The
   // transposed product: OpenBLAS runs this shape 10-15% faster than dZ cols^T (filters x K).
-  im2col(g, n, in.data + b0 * in_image, ws.cols.data());
+  im2col(g, n, in, ws.cols.data());
   if (narrow_conv_supported(k))
     narrow_conv_weight_gradient(k, o_.filters, ncols, ws.cols.data(), dz, ws.dwt.data());
   else
     sgemm(false, true, static_cast<int>(k), static_cast<int>(o_.filters), static_cast<int>(ncols), 1.0f,
           ws.cols.data(), static_cast<int>(ncols), dz, static_cast<int>(ncols), 1.0f, ws.dwt.data(),
           static_cast<int>(o_.filters));
-  if (din.empty()) return;
+  if (din == nullptr) return;
   // dcols = W^T dZ (K x ncols), written over the columns (used above), then col2im.
   sgemm(true, false, static_cast<int>(k), static_cast<int>(ncols), static_cast<int>(o_.filters), 1.0f,
         params_->value(w_), static_cast<int>(k), dz, static_cast<int>(ncols), 0.0f, ws.cols.data(),
         static_cast<int>(ncols));
-  col2im(g, n, ws.cols.data(), din.data + b0 * in_image, din_relu_mask_ ? in.data + b0 * in_image : nullptr);
+  col2im(g, n, ws.cols.data(), din, din_relu_mask_ ? in : nullptr);
 }
 
 template <class PlaneGradient>
 void Conv2D::backward_chunks(ConstTensorView in, TensorView din, const PlaneGradient& dz_plane) {
   const ConvGeometry g = geometry(in.shape.without_batch());
   const std::size_t batch = in.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
+  const std::size_t in_image = in.sample_numel();
   ensure_workspaces(in.shape.without_batch(), batch);
   parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
-    ws_[w].dwt.fill(0.0f);
-    if (w > 0) ws_[w].db.fill(0.0f);  // other threads apart; thread 0 straight into the bias gradient
+    start_gradients(w);
     for (std::size_t c = c0; c < c1; ++c)
-      backward_chunk(g, in, dz_plane, din, c * chunk, std::min(chunk, batch - c * chunk), w);
+      backward_chunk(g, in.data + c * chunk * in_image, dz_plane, din.empty() ? nullptr : din.data + c * chunk * in_image,
+                     c * chunk, std::min(chunk, batch - c * chunk), w);
   });
+  finish_gradients(g, std::min<std::size_t>(static_cast<std::size_t>(compute_threads()), chunks));
+}
+
+void Conv2D::start_gradients(std::size_t worker) {
+  ws_[worker].dwt.fill(0.0f);
+  if (worker > 0) ws_[worker].db.fill(0.0f);  // other threads apart; thread 0 straight into the bias gradient
+}
+
+void Conv2D::finish_gradients(const ConvGeometry& g, std::size_t workers) {
   // Each thread's dW^T, transposed into the weights' gradient (filters x K).
-  const std::size_t used = std::min<std::size_t>(static_cast<std::size_t>(compute_threads()), chunks);
   const std::size_t k = g.rows(), filters = o_.filters;
   float* dw = params_->grad(w_);
-  for (std::size_t w = 0; w < used; ++w) {
+  for (std::size_t w = 0; w < workers; ++w) {
     const float* dwt = ws_[w].dwt.data();
     for (std::size_t f = 0; f < filters; ++f)
       for (std::size_t r = 0; r < k; ++r) dw[f * k + r] += dwt[r * filters + f];

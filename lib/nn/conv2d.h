@@ -52,6 +52,20 @@ class Conv2D final : public Layer {
   // straight into the product's layout, so the pool's input gradient is never written whole.
   void backward_pooled(ConstTensorView in, const MaxPool2D& pool, ConstTensorView pooled, ConstTensorView dpooled,
                        TensorView din);
+  // forward_pooled() on the output of `first`, the convolution before this one, computed from
+  // `x` chunk by chunk as this layer takes it, so that first's output never leaves the cache and
+  // is never kept whole (nn::Model chains them so when `first` is its first computing layer).
+  // `first` must have a ReLU whose derivative this layer applies (set_input_gradient_relu_mask).
+  void forward_pooled_after(Conv2D& first, ConstTensorView x, MaxPool2D& pool, TensorView pooled);
+  // backward_pooled() after forward_pooled_after(): per chunk, first's output computed again (the
+  // cnn's first layer costs a fraction of what keeping its 11 MB output in memory does), this
+  // layer's gradients, first's output gradient into a chunk buffer and from it first's parameter
+  // gradients. No gradient for `x`.
+  void backward_pooled_after(Conv2D& first, ConstTensorView x, const MaxPool2D& pool, ConstTensorView pooled,
+                             ConstTensorView dpooled);
+  // Workspaces of both layers for forward_pooled_after, and the chunk buffers between them
+  // (forward_pooled_after calls it too; Model::reserve does it before the first step).
+  void reserve_chain(Conv2D& first, const Shape& x_shape, std::size_t max_batch);
   [[nodiscard]] FlopCount flops(const Shape& in) const override;
   [[nodiscard]] std::size_t parameter_count() const override;
   [[nodiscard]] std::vector<std::size_t> parameter_ids() const override {
@@ -79,21 +93,28 @@ class Conv2D final : public Layer {
   [[nodiscard]] std::size_t chunk_images(const ConvGeometry& g) const;
   // Allocates the per-thread workspaces (once; again only if the thread count grows).
   void ensure_workspaces(const Shape& in_shape, std::size_t max_batch);
-  // Images [b0, b0 + n) of `in` into `images` (NCHW, those n images only).
-  void forward_chunk(const ConvGeometry& g, ConstTensorView in, float* images, std::size_t b0, std::size_t n,
-                     std::size_t worker);
+  // n images from `in` (their first) into `images` (NCHW, those n images only).
+  void forward_chunk(const ConvGeometry& g, const float* in, float* images, std::size_t n, std::size_t worker);
   // dz_plane(image, filter, dz) writes dZ of one plane, the activation's derivative applied. A
   // template, not a std::function: a capture that large would be allocated on every call.
   template <class PlaneGradient>
   void backward_chunks(ConstTensorView in, TensorView din, const PlaneGradient& dz_plane);
+  // Images [b0, b0 + n): `in` and `din` point at their first (din null: no input gradient);
+  // dz_plane is asked for images b0 to b0 + n - 1. Parameter gradients go to the worker's
+  // workspace between start_gradients and finish_gradients (the workers that ran).
   template <class PlaneGradient>
-  void backward_chunk(const ConvGeometry& g, ConstTensorView in, const PlaneGradient& dz_plane, TensorView din,
+  void backward_chunk(const ConvGeometry& g, const float* in, const PlaneGradient& dz_plane, float* din,
                       std::size_t b0, std::size_t n, std::size_t worker);
+  // The first layer's output for images [b0, b0 + n) of x into `out` (forward_pooled_after).
+  void first_forward(Conv2D& first, ConstTensorView x, float* out, std::size_t b0, std::size_t n, std::size_t worker);
+  void start_gradients(std::size_t worker);
+  void finish_gradients(const ConvGeometry& g, std::size_t workers);
   // One per compute thread: chunks of images are spread over threads (compute.h).
   struct Workspace {
     Tensor cols;     // im2col of one chunk; in backward also the chunk's input-gradient columns
     Tensor scratch;  // (filters x chunk*Ho*Wo): the product before the epilogue; dY in that layout
     Tensor pool_in;  // the chunk's output images when the pool after this layer takes them (forward_pooled)
+    Tensor first_out, first_grad;  // the chunk's input and its gradient, after a chained first layer
     Tensor dwt;      // this thread's weight gradient, transposed (K x filters), added in after the pass
     Tensor db;       // this thread's bias gradient (thread 0 adds to the parameters')
   };

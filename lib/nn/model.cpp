@@ -59,6 +59,11 @@ void Model::build() {
     if (conv != nullptr && next != nullptr && conv->options().activation == Activation::relu)
       relu_chained_.emplace_back(conv, next);
   }
+  const std::size_t a = first_compute_;
+  if (a + 2 < layers_.size() && fused_[a + 1].first != nullptr) {
+    auto* first = dynamic_cast<Conv2D*>(layers_[a].get());
+    if (first != nullptr && first->options().activation == Activation::relu) chain_ = a;
+  }
   set_fusion(true);
   // One stream for initial values, another per layer for its randomness: adding a Dropout does
   // not change the initial weights of the other layers.
@@ -105,11 +110,19 @@ void Model::reserve(std::size_t max_batch) {
     layers_[i]->reserve(in, max_batch);
     // A convolution fused with its pool keeps no output of its own (set_fusion re-reserves), and
     // the pool's input gradient is never written (Conv2D::backward_pooled).
+    // Chained (chain_), the first convolution keeps no output either, and the second's input
+    // gradient stays in its chunk buffers.
     const bool fused_conv = fusion_ && fused_[i].first != nullptr;
     const bool fused_pool = fusion_ && i > 0 && fused_[i - 1].first != nullptr;
-    const bool kept = !layers_[i]->aliases_input() && !fused_conv;
+    const bool kept = !layers_[i]->aliases_input() && !fused_conv && !chained(i);
     acts_[i].resize(kept ? out_shapes_[i].with_batch(max_batch) : Shape{0});
-    if (i > first_compute_ && !fused_pool && !layers_[i]->aliases_input()) biggest = std::max(biggest, in.numel());
+    if (i > first_compute_ && !fused_pool && !layers_[i]->aliases_input() && !chained(i - 1))
+      biggest = std::max(biggest, in.numel());
+  }
+  if (chained(chain_)) {
+    auto& second = *fused_[chain_ + 1].first;
+    second.reserve_chain(*dynamic_cast<Conv2D*>(layers_[chain_].get()), chain_ ? out_shapes_[chain_ - 1] : input_shape_,
+                         max_batch);
   }
   for (auto& g : grad_buf_) g.resize(Shape{max_batch * biggest});
   views_.resize(layers_.size());
@@ -129,6 +142,15 @@ ConstTensorView Model::forward(ConstTensorView input, bool training) {
     Shape s = out_shapes_[i].with_batch(n);
     if (layers_[i]->aliases_input()) {
       views_[i] = {cur.data, s};
+    } else if (chained(i)) {
+      // The convolution after this one computes this one's output chunk by chunk and pools it.
+      TensorView pooled{acts_[i + 2].data(), out_shapes_[i + 2].with_batch(n)};
+      fused_[i + 1].first->forward_pooled_after(*dynamic_cast<Conv2D*>(layers_[i].get()), cur, *fused_[i + 1].second,
+                                                pooled);
+      views_[i] = {nullptr, s};
+      views_[i + 1] = {nullptr, out_shapes_[i + 1].with_batch(n)};
+      i += 2;
+      views_[i] = pooled;
     } else if (fusion_ && fused_[i].first != nullptr) {
       // The convolution pools each chunk of images as soon as it has computed it; its own output
       // is never kept whole (backward does not need it).
@@ -162,6 +184,19 @@ void Model::backward(ConstTensorView dlogits, const std::function<void(std::size
     // A pool fused with the convolution before it: the convolution takes the pool's output
     // gradient and routes it chunk by chunk (Conv2D::backward_pooled); both layers are done.
     const bool pooled = forward_fused_ && i > 0 && fused_[i - 1].first != nullptr;
+    if (pooled && chain_ != kNoChain && i == chain_ + 2) {  // forward_fused_: pooled says so
+      // The chained pair and its pool: all three layers' gradients, no input gradient.
+      const ConstTensorView x = chain_ ? views_[chain_ - 1] : last_input_;
+      fused_[chain_ + 1].first->backward_pooled_after(*dynamic_cast<Conv2D*>(layers_[chain_].get()), x,
+                                                       *fused_[chain_ + 1].second, views_[i], dout);
+      if (on_final) {
+        for (std::size_t l = i + 1; l-- > chain_;)
+          for (std::size_t p = layer_params_[l].second; p-- > layer_params_[l].first;) on_final(p);
+      }
+      dout = {};
+      i = chain_;
+      continue;
+    }
     const std::size_t at = pooled ? i - 1 : i;  // the layer whose input gradient comes out
     if (pooled) in = at ? views_[at - 1] : last_input_;
     TensorView din;  // none for the first computing layer: nobody needs the model's input gradient

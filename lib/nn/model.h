@@ -52,8 +52,11 @@ class Model {
   // pools each chunk of images as soon as the convolution has computed it, while it is in cache;
   // backward routes the pool's output gradient into each chunk as the convolution needs it, so the
   // pool's input gradient is never written whole, and when the convolution's activation is ReLU
-  // the pool applies its derivative (at each window's maximum, from the pooled output). Results
-  // are the same to the last bit either way (tested); off is for comparison.
+  // the pool applies its derivative (at each window's maximum, from the pooled output). When the
+  // model starts with a Conv2D (ReLU) before such a pair, as the cnn does, the pair also computes
+  // the first convolution chunk by chunk, again in backward, and its output is never kept.
+  // Results are the same to the last bit either way, but for the first convolution's weight
+  // gradient, summed over chunks in another order (tested); off is for comparison.
   void set_fusion(bool on);
   // Allocates every buffer for batches up to max_batch (forward calls this when needed).
   void reserve(std::size_t max_batch);
@@ -110,6 +113,13 @@ class Model {
   // A convolution with a ReLU and the convolution right after it, which applies that ReLU's
   // derivative in its col2im when fusion is on (Conv2D::set_input_gradient_relu_mask).
   std::vector<std::pair<Conv2D*, Conv2D*>> relu_chained_;
+  // The first computing layer, when it is a Conv2D with a ReLU followed by a Conv2D fused with its
+  // pool: with fusion on, the second computes the first's output chunk by chunk as it needs it,
+  // forward and (again) backward, and the first's output and its gradient are never kept whole
+  // (Conv2D::forward_pooled_after). kNoChain otherwise.
+  static constexpr std::size_t kNoChain = static_cast<std::size_t>(-1);
+  std::size_t chain_ = kNoChain;
+  [[nodiscard]] bool chained(std::size_t i) const { return fusion_ && chain_ != kNoChain && i == chain_; }
   bool fusion_ = true;
   bool forward_fused_ = true;  // fusion_ at the last forward, which backward must follow
   std::vector<Tensor> acts_;  // output of each non-aliasing layer (none for a convolution fused with its pool)
