@@ -55,8 +55,8 @@ class Model {
   // the pool applies its derivative (at each window's maximum, from the pooled output). When the
   // model starts with a Conv2D (ReLU) before such a pair, as the cnn does, the pair also computes
   // the first convolution chunk by chunk, again in backward, and its output is never kept.
-  // Results are the same to the last bit either way, but for the first convolution's weight
-  // gradient, summed over chunks in another order (tested); off is for comparison.
+  // Results are the same to the last bit either way, but for the first convolution's weight and
+  // bias gradients, the same sums in another order when chained (tested); off is for comparison.
   void set_fusion(bool on);
   // Allocates every buffer for batches up to max_batch (forward calls this when needed).
   void reserve(std::size_t max_batch);
