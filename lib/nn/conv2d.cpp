@@ -13,6 +13,15 @@ namespace scalelab::nn {
 namespace {
 // Columns per chunk, in bytes (at least one image per chunk).
 constexpr std::size_t kChunkBytes = std::size_t{256} << 10;
+
+// dz_plane (Conv2D::backward_chunk) of a convolution whose max-pool applies its ReLU: each plane's
+// gradient from the pool's output gradient.
+auto from_pool(const MaxPool2D& pool, const ConvGeometry& g, std::size_t filters, ConstTensorView pooled,
+               ConstTensorView dpooled) {
+  return [&pool, g, filters, pooled, dpooled](std::size_t image, std::size_t filter, float* dz) {
+    pool.backward_plane(g.out_h(), g.out_w(), pooled, dpooled, image * filters + filter, dz);
+  };
+}
 }  // namespace
 
 Conv2D::Conv2D(const Conv2DOptions& o) : o_(o) {
@@ -51,6 +60,10 @@ std::size_t Conv2D::chunk_images(const ConvGeometry& g) const {
   // the columns are written by im2col and read back by the product's packing while still in L2.
   const std::size_t per_image = g.rows() * g.out_h() * g.out_w() * sizeof(float);
   return std::max<std::size_t>(1, kChunkBytes / std::max<std::size_t>(per_image, 1));
+}
+
+std::size_t Conv2D::workspace_images(const ConvGeometry& g) const {
+  return std::max<std::size_t>(1, ws_cols_ / (g.out_h() * g.out_w()));
 }
 
 void Conv2D::reserve(const Shape& in_shape, std::size_t max_batch) { ensure_workspaces(in_shape, max_batch); }
@@ -142,8 +155,8 @@ void Conv2D::forward_chunk(const ConvGeometry& g, const float* in, float* images
 void Conv2D::first_forward(Conv2D& first, ConstTensorView x, float* out, std::size_t b0, std::size_t n,
                            std::size_t worker) {
   const ConvGeometry g1 = first.geometry(x.shape.without_batch());
-  const std::size_t plane = g1.out_h() * g1.out_w(), capacity = std::max<std::size_t>(1, first.ws_cols_ / plane);
-  const std::size_t x_image = x.sample_numel(), out_image = first.o_.filters * plane;
+  const std::size_t capacity = first.workspace_images(g1);
+  const std::size_t x_image = x.sample_numel(), out_image = first.o_.filters * g1.out_h() * g1.out_w();
   for (std::size_t s = 0; s < n; s += capacity)
     first.forward_chunk(g1, x.data + (b0 + s) * x_image, out + s * out_image, std::min(capacity, n - s), worker);
 }
@@ -153,11 +166,10 @@ void Conv2D::reserve_chain(Conv2D& first, const Shape& x_shape, std::size_t max_
   first.ensure_workspaces(x_shape, max_batch);
   ensure_workspaces(in_shape, max_batch);
   const ConvGeometry g = geometry(in_shape);
-  const std::size_t images_per_chunk = ws_cols_ / (g.out_h() * g.out_w());
   for (auto& ws : ws_) {  // allocates once
     ws.pool_in.resize(Shape{o_.filters, ws_cols_});
-    ws.first_out.resize(in_shape.with_batch(images_per_chunk));
-    ws.first_grad.resize(in_shape.with_batch(images_per_chunk));
+    ws.first_out.resize(in_shape.with_batch(workspace_images(g)));
+    ws.first_grad.resize(in_shape.with_batch(workspace_images(g)));
   }
 }
 
@@ -186,7 +198,7 @@ void Conv2D::backward_pooled_after(Conv2D& first, ConstTensorView x, const MaxPo
   const std::size_t batch = x.batch(), chunk = chunk_images(g), chunks = (batch + chunk - 1) / chunk;
   const std::size_t plane1 = g1.out_h() * g1.out_w(), in_image = in_shape.numel(), x_image = x.sample_numel();
   reserve_chain(first, x.shape.without_batch(), batch);  // done by forward: nothing to allocate
-  const std::size_t capacity1 = std::max<std::size_t>(1, first.ws_cols_ / plane1);
+  const std::size_t capacity1 = first.workspace_images(g1);
   parallel_for(chunks, [&](std::size_t c0, std::size_t c1, std::size_t w) {
     Workspace& ws = ws_[w];
     start_gradients(w);
@@ -194,12 +206,8 @@ void Conv2D::backward_pooled_after(Conv2D& first, ConstTensorView x, const MaxPo
     for (std::size_t c = c0; c < c1; ++c) {
       const std::size_t b0 = c * chunk, n = std::min(chunk, batch - b0);
       first_forward(first, x, ws.first_out.data(), b0, n, w);
-      backward_chunk(
-          g, ws.first_out.data(),
-          [&](std::size_t image, std::size_t filter, float* dz) {
-            pool.backward_plane(g.out_h(), g.out_w(), pooled, dpooled, image * o_.filters + filter, dz);
-          },
-          ws.first_grad.data(), b0, n, w);
+      backward_chunk(g, ws.first_out.data(), from_pool(pool, g, o_.filters, pooled, dpooled), ws.first_grad.data(), b0, n,
+                     w);
       // The first layer's output gradient, its ReLU applied by col2im: its dZ as it stands.
       const float* grad = ws.first_grad.data();
       for (std::size_t s = 0; s < n; s += capacity1) {
@@ -294,9 +302,7 @@ void Conv2D::backward(ConstTensorView in, ConstTensorView out, ConstTensorView d
 void Conv2D::backward_pooled(ConstTensorView in, const MaxPool2D& pool, ConstTensorView pooled,
                              ConstTensorView dpooled, TensorView din) {
   const ConvGeometry g = geometry(in.shape.without_batch());
-  backward_chunks(in, din, [&](std::size_t image, std::size_t filter, float* dz) {
-    pool.backward_plane(g.out_h(), g.out_w(), pooled, dpooled, image * o_.filters + filter, dz);
-  });
+  backward_chunks(in, din, from_pool(pool, g, o_.filters, pooled, dpooled));
 }
 
 }  // namespace scalelab::nn

@@ -91,6 +91,8 @@ class Conv2D final : public Layer {
   std::size_t w_ = 0, b_ = 0;
   std::size_t in_channels_ = 0;
   [[nodiscard]] std::size_t chunk_images(const ConvGeometry& g) const;
+  // Images a workspace holds (at least one), after ensure_workspaces.
+  [[nodiscard]] std::size_t workspace_images(const ConvGeometry& g) const;
   // Allocates the per-thread workspaces (once; again only if the thread count grows).
   void ensure_workspaces(const Shape& in_shape, std::size_t max_batch);
   // n images from `in` (their first) into `images` (NCHW, those n images only).
