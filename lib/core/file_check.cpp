@@ -16,9 +16,15 @@ bool is_folder(const std::string& path) {
 
 }  // namespace
 
-void check_not_directory(const std::string& path, const std::string& what, const std::string& parameter) {
-  if (!is_folder(path)) return;
-  const std::string detail = path + ": is a directory, not a " + what + "; give the file's path";
+void check_input_file(const std::string& path, const std::string& what, const std::string& parameter) {
+  std::string detail;
+  if (is_folder(path)) {
+    detail = path + ": is a directory, not a " + what + "; give the file's path";
+  } else if (is_special_file(path)) {
+    detail = path + ": " + kSpecialFileWords + "; give the " + what + "'s path";
+  } else {
+    return;
+  }
   if (parameter.empty()) throw_input(detail);
   throw_parameter(ErrorKind::input, parameter, detail);
 }

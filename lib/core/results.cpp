@@ -36,7 +36,7 @@ void write_json_file(const std::string& path, const nlohmann::json& doc) {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  check_not_directory(path, "JSON file");
+  check_input_file(path, "JSON file");
   std::ifstream in(path);
   if (!in) throw_input(path + ": cannot open; check the path");
   try {

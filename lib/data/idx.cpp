@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/file_check.h"
 
 namespace scalelab::data {
 namespace {
@@ -25,6 +26,7 @@ struct GzCloser {
 using GzFile = std::unique_ptr<gzFile_s, GzCloser>;
 
 GzFile open_read(const std::string& path) {
+  check_input_file(path, "IDX file");
   GzFile f(gzopen(path.c_str(), "rb"));
   if (!f) throw_input(path + ": cannot open the IDX file; check the path or the data folder");
   gzbuffer(f.get(), 1 << 17);

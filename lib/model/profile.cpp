@@ -323,7 +323,7 @@ std::vector<std::string> profile_cautions(const Profile& p, int ranks) {
 
 std::optional<Profile> try_load_profile(const std::string& path) {
   if (path.empty() || !std::filesystem::exists(path)) return std::nullopt;
-  check_not_directory(path, "calibration profile", "profile");
+  check_input_file(path, "calibration profile", "profile");
   return profile_from_json(read_json_file(path), path);
 }
 

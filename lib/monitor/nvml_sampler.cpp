@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/file_check.h"
 #include "monitor/nvml_api.h"
 
 namespace scalelab::monitor {
@@ -230,6 +231,10 @@ std::string nvml_library_name() {
 
 std::unique_ptr<GpuSampler> open_nvml_sampler() {
   const std::string library = nvml_library_name();
+  // A path names one file (a FIFO would block dlopen); a bare name is searched as the loader does.
+  if (library.find('/') != std::string::npos && is_special_file(library)) {
+    throw_input("SCALELAB_NVML_LIBRARY " + library + ": " + kSpecialFileWords + "; give the path of libnvidia-ml.so.1");
+  }
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     throw_runtime("NVML not found (" + library + "): install the NVIDIA driver; GPU monitoring needs it");

@@ -31,7 +31,7 @@ Workload parse_text(const std::string& text, const std::string& where) {
 }
 
 Workload load_file(const std::string& path) {
-  check_not_directory(path, "workload file", "workload");
+  check_input_file(path, "workload file", "workload");
   std::ifstream in(path);
   if (!in) throw_parameter(ErrorKind::input, "workload", path + ": cannot read this file; check the path, or give a catalog name");
   std::ostringstream text;

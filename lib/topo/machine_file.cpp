@@ -399,7 +399,7 @@ Machine parse_machine(const json& doc, const std::string& origin) {
 }
 
 Machine load_machine_file(const std::string& path) {
-  check_not_directory(path, "machine file", "machine");
+  check_input_file(path, "machine file", "machine");
   std::ifstream in(path);
   if (!in) throw_input(path + ": cannot open the machine file; check the path (or use a catalog machine's name)");
   std::error_code ec;

@@ -123,10 +123,9 @@ void save_checkpoint(const std::string& path, const CheckpointMeta& meta, const 
 
 CheckpointMeta load_checkpoint(const std::string& path, const std::string& model, nn::ParameterSet& params,
                                optim::Optimizer& optimizer) {
-  check_not_directory(path, "checkpoint", "resume");
+  check_input_file(path, "checkpoint", "resume");
   const auto bad = [&path](const std::string& what) { throw_parameter(ErrorKind::input, "resume", path + ": " + what); };
   const std::string fix = "; give a checkpoint that scalelab train wrote";
-  if (is_special_file(path)) bad(kSpecialFileWords + fix);  // a FIFO would block the read, /dev/zero never end it
   std::ifstream in(path, std::ios::binary);
   if (!in) throw_parameter(ErrorKind::input, "resume", path + ": cannot open the checkpoint; check the path");
   // The magic first: a large file of another kind is refused without being read whole.
