@@ -85,9 +85,12 @@ void print_error_line(const std::string& line) {
 // it (a usage error before MPI is up) is the same on every rank: rank 0 says it and the others
 // exit with the same status in silence, so the line appears once and not once per rank. They wait
 // first: the launcher ends the job as soon as rank 0 exits with its error (at once, in practice),
-// and rank 0's line must be out before a silent rank's exit could end it. Errors once MPI is up,
-// and those about files, devices or the machine (which may differ between hosts), every rank
-// prints; so does a process whose environment merely names a rank (torchrun's RANK).
+// and rank 0's line must be out before a silent rank's exit could end it. A rank still running
+// when the wait is over was not ended by rank 0's failure (its command line or its host differs:
+// an MPMD launch, a core count that allows on one host what it refuses on another), so it says
+// its error itself, naming its rank. Errors once MPI is up, and those about files, devices or the
+// machine (which may differ between hosts), every rank prints; so does a process whose
+// environment merely names a rank (torchrun's RANK).
 bool left_to_rank_zero(const scalelab::Error& e) {
   if (e.kind() != scalelab::ErrorKind::usage || scalelab::comm::mpi_active()) return false;
   const scalelab::LaunchEnv env = scalelab::read_launch_env();
@@ -132,6 +135,8 @@ int main(int argc, char** argv) {
   } catch (const scalelab::Error& e) {
     if (left_to_rank_zero(e)) {
       std::this_thread::sleep_for(std::chrono::seconds(10));
+      print_error_line("error: rank " + std::to_string(scalelab::read_launch_env().rank) + ": " +
+                       scalelab::cli::cli_message(e, args.name));
     } else {
       print_error_line("error: " + scalelab::cli::cli_message(e, args.name));
     }
