@@ -97,6 +97,11 @@ std::optional<RunArgs> parse_run(const Args& args) {
   }
   if (r.command.empty()) usage_error(args, "give the command to launch after --, e.g. scalelab run -np 2 -- bench allreduce");
   if (r.command.front() == "run") usage_error(args, "the launched command cannot be 'run' itself");
+  // These start their own mpirun, which Open MPI refuses inside another one.
+  if (r.command.front() == "scale" || r.command.front() == "grade") {
+    usage_error(args, "'" + r.command.front() + "' launches its own ranks; run 'scalelab " + r.command.front() +
+                          " ...' without scalelab run");
+  }
   // Checked here, once, rather than by every rank it would start.
   if (!is_scalelab_command(r.command.front())) {
     usage_error(args, "'" + r.command.front() + "' after -- is not a scalelab command; give one of scalelab's (train, bench, scale ...)");

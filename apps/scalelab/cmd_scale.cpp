@@ -124,7 +124,7 @@ std::optional<ScaleArgs> parse_scale(const Args& args) {
     if (const fs::path dir = fs::path(s.chart).parent_path(); !dir.empty() && !fs::is_directory(dir)) {
       prepare_output_folder("chart", dir.string());
     }
-    check_output_file("chart", s.chart + ".dat");
+    report::check_chart_output("chart", s.chart);
     check_output_files(*vm, {"json"});
   }
   s.predict = (*vm)["predict"].as<bool>();

@@ -195,7 +195,12 @@ std::optional<Parsed> parse_simulate(const Args& args) {
       used = 0;
     }
     if (used == rate.size()) {
-      if (!(q.decode_per_core_per_s >= 0)) usage_error(args, "--decode-rate " + rate + ": give samples per second per core, 0 or more");
+      // 0 leaves decoding out; anything else within rates a core could have (a rate of 1e-300 gave
+      // a step time of 300 digits, inf the same as 0 without saying so).
+      const double r = q.decode_per_core_per_s;
+      if (!(r == 0 || (r >= 1e-3 && r <= 1e9))) {
+        usage_error(args, "--decode-rate " + rate + ": give samples per second per core from 0.001 to 1e9, or 0 to leave decoding out");
+      }
     } else {
       q.decode_per_core_per_s = pipeline_per_core_rate(rate);
       p.decode_rate_from = rate;

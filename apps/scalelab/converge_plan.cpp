@@ -123,8 +123,10 @@ std::vector<ConvergeRun> make_converge_plan(const ConvergeSettings& s, int ranks
                               "use a rank count that divides {} or a smaller --micro-batch",
                               name, r.workers, r.global_batch, r.micro_batch, ranks, r.workers));
     }
-    // Validates the schedule now (warm-up longer than training, bad milestones), before any data loads.
+    // Validates the schedule (warm-up longer than training, bad milestones) and the run's optimizer
+    // options (--lars-eta among them) now, before any configuration trains.
     r.schedule.validate();
+    r.optimizer_options.validate();
     runs.push_back(std::move(r));
   }
   return runs;

@@ -23,6 +23,13 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
   else if (suffix == "G" || suffix == "g" || suffix == "GiB" || suffix == "GB") mult = 1024.0 * 1024.0 * 1024.0;
   else if (suffix == "T" || suffix == "t" || suffix == "TiB" || suffix == "TB") mult = 1024.0 * 1024.0 * 1024.0 * 1024.0;
   else throw_usage(std::string(what) + ": unknown size suffix in '" + shown + "'; use K, M, G or T (powers of 1024)");
+  // A byte count with a fraction of a byte is a slip (a suffixed size such as 1.1G rounds to the
+  // nearest byte, as a size given in larger units is meant to).
+  if (mult == 1.0 && value != std::floor(value)) {
+    throw_usage(std::string(what) + ": '" + shown + "' is not a whole number of bytes; give e.g. " +
+                std::to_string(static_cast<std::uint64_t>(std::floor(value))) + " or " +
+                std::to_string(static_cast<std::uint64_t>(std::ceil(value))));
+  }
   const double bytes = value * mult;
   // 2^63 and above is past llround's range (its result would be meaningless, not an error).
   if (bytes >= 9223372036854775808.0) throw_usage(std::string(what) + ": '" + shown + "' is too large; give less than 8388608T");

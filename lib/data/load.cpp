@@ -98,8 +98,9 @@ DatasetSplits load_folder(const fs::path& dir, const std::string& dataset, bool 
                 "restore it (apt-get install --reinstall dataset-fashion-mnist for Fashion-MNIST)");
   }
   if (test_max >= classes) {
-    throw_input(test.images_path + ": test label " + std::to_string(test_max) +
-                " is beyond the training labels' classes 0.." + std::to_string(classes - 1));
+    throw_input(test.labels_path + ": test label " + std::to_string(test_max) +
+                " is beyond the training labels' classes 0.." + std::to_string(classes - 1) +
+                "; restore the file (apt-get install --reinstall dataset-fashion-mnist for Fashion-MNIST)");
   }
   const ImageShape shape{1, static_cast<int>(train.images.rows), static_cast<int>(train.images.cols)};
   DatasetSplits s;

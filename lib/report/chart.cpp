@@ -252,6 +252,14 @@ std::size_t drawable_points(const Chart& chart) {
   return n;
 }
 
+void check_chart_output(const std::string& parameter, const std::string& base) {
+  if (fs::path(base).filename().empty()) {
+    throw_parameter(ErrorKind::usage, parameter, base + ": names a folder; give a file name without extension, e.g. out/busbw");
+  }
+  // Each of the four can be written (a folder named BASE.svg would otherwise fail inside gnuplot).
+  for (const char* ext : {".dat", ".gp", ".svg", ".png"}) check_output_file(parameter, base + ext);
+}
+
 ChartFiles write_chart(const Chart& chart, const std::string& base) {
   if (drawable_points(chart) == 0) {
     throw_input("chart " + base + ": nothing to draw (no finite point" + std::string(chart.log_x || chart.log_y ? ", positive on its log axis" : "") +
@@ -267,9 +275,8 @@ ChartFiles write_chart(const Chart& chart, const std::string& base) {
   if (stem.empty()) throw_usage("plot output '" + base + "': give a file name without extension, e.g. out/busbw");
   std::error_code ec;
   fs::create_directories(dir, ec);
+  check_chart_output("output", base);
   ChartFiles files{base + ".dat", base + ".gp", base + ".svg", base + ".png"};
-  // Each of the four can be written (a folder named BASE.svg would otherwise fail inside gnuplot).
-  for (const std::string* f : {&files.dat, &files.gp, &files.svg, &files.png}) check_output_file("output", *f);
   write_text(files.dat, data_text(chart));
   write_text(files.gp, gnuplot_script(chart, stem + ".dat", stem));
   const std::string gnuplot = find_in_path("gnuplot");

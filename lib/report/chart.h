@@ -82,6 +82,11 @@ inline constexpr std::size_t kMaxChartSeries = 64;
 // The points gnuplot can draw: finite, and positive on a log axis.
 [[nodiscard]] std::size_t drawable_points(const Chart& chart);
 
+// Checks, before any work, that the chart files BASE.dat/.gp/.svg/.png can be written: BASE names
+// a file (not a folder: "out/" has no file name), and each of the four is writable (core/
+// output_path.h; BASE's folder must exist). Usage errors about `parameter` ("chart", "output").
+void check_chart_output(const std::string& parameter, const std::string& base);
+
 // Writes BASE.dat and BASE.gp, then draws BASE.svg and BASE.png with gnuplot. Errors (one line):
 // nothing to draw, or more than kMaxChartSeries series (input errors, before any file is
 // written); a missing gnuplot names the Debian package and says the .dat and .gp were written; a

@@ -3,6 +3,7 @@
 // input error naming the file, the field and what to write instead.
 #include "sim/workload.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <set>
@@ -191,6 +192,11 @@ Workload workload_from_json(const json& j, const std::string& where) {
   const json& layers = r.need(j, "", "layers", "the layers in forward order");
   if (!layers.is_array() || layers.empty()) r.fail("layers", "is not a non-empty list; give the layers in forward order");
   for (std::size_t i = 0; i < layers.size(); ++i) w.layers.push_back(parse_layer(r, layers[i], i));
+  // A step of no FLOPs and no bytes takes no time: the simulator would print 0 samples/s.
+  const bool any_work = std::any_of(w.layers.begin(), w.layers.end(), [](const auto& l) {
+    return l.forward_flops > 0 || l.params > 0 || l.in_elems > 0 || l.out_elems > 0;
+  });
+  if (!any_work) r.fail("layers", "no layer has FLOPs, parameters or elements; give each layer's work");
   return w;
 }
 

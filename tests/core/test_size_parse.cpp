@@ -1,4 +1,5 @@
-// Sizes as typed on the command line (core/size_parse.h): suffixes, and sizes too large to hold.
+// Sizes as typed on the command line (core/size_parse.h): suffixes, fractions of a byte, and sizes
+// too large to hold.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -29,4 +30,22 @@ TEST(SizeParse, SizesFrom2To63BytesAreTooLargeNamingTheFlag) {
       EXPECT_EQ(std::string(e.what()), std::string("-b/--minbytes: '") + text + "' is too large; give less than 8388608T");
     }
   }
+}
+
+// A plain byte count with a fraction was rounded without a word ("4.4" ran 4 bytes, "1.5" 2); a
+// size in larger units still rounds to the nearest byte.
+TEST(SizeParse, AFractionOfAByteIsRefusedNamingTheFlag) {
+  for (const char* text : {"4.4", "1.5", "0.5B"}) {
+    try {
+      (void)parse_size(text, "-b/--minbytes");
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::usage);
+      EXPECT_NE(std::string(e.what()).find(std::string("-b/--minbytes: '") + text + "' is not a whole number of bytes"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(parse_size("4.0", "-b"), 4u);
+  EXPECT_EQ(parse_size("0.3K", "-b"), 307u);
 }

@@ -152,6 +152,10 @@ TEST(WorkloadFile, WrongFormatUnitOrFieldIsNamed) {
   j = valid();
   j["layers"] = json::array();
   expect_message(j, {"layers", "non-empty"});
+  // Layers of no work at all: the simulator printed 0 images/s and 0% efficiency, exit 0.
+  j = valid();
+  for (auto& l : j["layers"]) l.update({{"forward_flops", 0}, {"params", 0}, {"in_elems", 0}, {"out_elems", 0}});
+  expect_message(j, {"layers", "no layer has FLOPs, parameters or elements"});
 }
 
 TEST(WorkloadFile, UnknownCatalogNameListsTheCatalog) {
