@@ -61,6 +61,10 @@ int cmd_data(const Args& args) {
   const data::DatasetSplits splits = data::load_dataset(spec);
   const auto* source = dynamic_cast<const data::InMemoryDataset*>(split == "train" ? splits.train.get() : splits.test.get());
   if (source == nullptr) usage_error(args, "--from " + spec.name + ": not a data set of stored images");
+  if (o.limit > source->size()) {
+    usage_error(args, "--limit " + limit_text + ": " + source->name() + " holds " + std::to_string(source->size()) +
+                          " samples; give at most that, or 0 for all");
+  }
   const std::string out = (*vm)["out"].as<std::string>();
   const data::MakeJpegResult r = data::make_jpeg_dataset(*source, o, out);
   std::printf("wrote %s: %zu JPEGs of %dx%d (%s, quality %d), %.1f MB, %.1f KB per image, from %s\n", out.c_str(), r.count,

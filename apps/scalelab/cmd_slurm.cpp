@@ -102,6 +102,12 @@ int cmd_slurm(const Args& args) {
   }
   if (vm->count("ranks-per-node")) r.ranks_per_node = (*vm)["ranks-per-node"].as<int>();
   r.time_seconds = cluster::parse_slurm_time((*vm)["time"].as<std::string>(), "time");
+  // Given but empty (an unset $IMAGE): the script would silently lack what was asked for.
+  for (const char* name : {"account", "container", "partition"}) {
+    if (vm->count(name) && (*vm)[name].as<std::string>().empty()) {
+      usage_error(args, std::string("--") + name + " is empty; give a value or leave the flag out");
+    }
+  }
   if (vm->count("account")) r.account = (*vm)["account"].as<std::string>();
   if (vm->count("container")) r.container = (*vm)["container"].as<std::string>();
   if (vm->count("partition")) r.partition = (*vm)["partition"].as<std::string>();

@@ -3,6 +3,8 @@
 
 #include <signal.h>
 
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -38,23 +40,29 @@ int signal_number(const std::string& name) {
 
 }  // namespace
 
-FaultInjector::FaultInjector(int rank) {
+FaultInjector::FaultInjector(int rank, int ranks) {
   const char* env = std::getenv(kVariable);
   if (env == nullptr || *env == '\0') return;
   const std::string value(env);
   const auto parts = split_list(value, ':');
   if (parts.size() != 3 && parts.size() != 4) bad(value, "expected 3 or 4 fields");
   char* end = nullptr;
+  errno = 0;
   const long target = std::strtol(parts[1].c_str(), &end, 10);
-  if (parts[1].empty() || *end != '\0' || target < 0) bad(value, "'" + parts[1] + "' is not a rank");
+  if (parts[1].empty() || *end != '\0' || target < 0 || errno == ERANGE) bad(value, "'" + parts[1] + "' is not a rank");
   signal_ = signal_number(parts[2]);
   if (signal_ == 0) bad(value, "'" + parts[2] + "' is not a signal (KILL, STOP, TERM, INT, ABRT, SEGV, HUP or a number)");
   if (parts.size() == 4) {
+    errno = 0;
     nth_ = std::strtol(parts[3].c_str(), &end, 10);
-    if (parts[3].empty() || *end != '\0' || nth_ < 1) bad(value, "'" + parts[3] + "' is not an entry count >= 1");
+    if (parts[3].empty() || *end != '\0' || nth_ < 1 || errno == ERANGE) {
+      bad(value, "'" + parts[3] + "' is not an entry count from 1 to " + std::to_string(LONG_MAX));
+    }
   }
   if (!known_phase(parts[0])) bad(value, "'" + parts[0] + "' is not a phase (" + phase_list() + ")");
   phase_ = parts[0];
+  // A rank beyond the job would arm nothing, and the test relying on it would pass without a fault.
+  if (target >= ranks) bad(value, "rank " + parts[1] + " is not in this job of " + std::to_string(ranks) + " rank(s)");
   armed_ = target == rank;
 }
 

@@ -4,7 +4,8 @@
 // those the stall watchdog is told of (comm/phases.h), e.g. broadcast, allreduce, evaluation,
 // checkpoint for train and allreduce for bench; another name is a usage error. Unset: nothing happens.
 //
-//   FaultInjector f(comm.rank());          // reads the variable; a malformed value is a usage error
+//   FaultInjector f(comm.rank(), comm.size());  // reads the variable; a malformed value, or a rank
+//                                               // the job does not have, is a usage error
 //   f.enter("allreduce");                  // raises the signal when this is the chosen entry
 #pragma once
 #include <atomic>
@@ -14,7 +15,7 @@ namespace scalelab::comm {
 
 class FaultInjector {
  public:
-  explicit FaultInjector(int rank);
+  FaultInjector(int rank, int ranks);
   // Counts an entry into `phase`; raises the chosen signal on the chosen entry.
   void enter(const char* phase);
 

@@ -158,7 +158,7 @@ std::string StallWatchdog::describe_peers(const std::string& dir, int rank, int 
 }
 
 StallWatchdog::StallWatchdog(double timeout_s, int rank, int ranks, std::string what)
-    : timeout_s_(timeout_s), rank_(rank), ranks_(ranks), what_(std::move(what)), fault_(rank), last_beat_s_(now_seconds()),
+    : timeout_s_(timeout_s), rank_(rank), ranks_(ranks), what_(std::move(what)), fault_(rank, ranks), last_beat_s_(now_seconds()),
       last_beat_wall_s_(wall_seconds()) {
   if (timeout_s_ <= 0) return;
   if (ranks_ > 1) dir_ = heartbeat_dir();
