@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/json_text.h"
 #include "core/limits.h"
+#include "core/output_path.h"
 #include "core/process.h"
 #include "core/results.h"
 #include "core/timer.h"
@@ -289,6 +290,10 @@ int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
   const LabOptions o = checked(options);
   const std::string bin = scalelab_binary();
   fs::create_directories(o.out_dir);
+  // The record and the files' stamps are written after the steps: their places are checked now,
+  // the default record path too, so that a run is not lost at its end to a folder or FIFO there.
+  check_output_file("json", o.json);
+  check_output_file("out_dir", stamps_path(o));
   nlohmann::json record = make_envelope("lab", 1, command);
   record["lab"] = name_;
   record["title"] = title_;
