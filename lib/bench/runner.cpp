@@ -316,11 +316,8 @@ void require_same_options(comm::Communicator& comm, const BenchOptions& o) {
     throw_parameter(ErrorKind::usage, "root",
                     std::to_string(o.root) + ": no such rank; give 0.." + std::to_string(comm.size() - 1));
   }
-}
-
-BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const RowCallback& on_row,
-                          std::optional<SharedArena>* arena_slot) {
-  require_same_options(comm, o);
+  // Likewise the iteration counts, the sizes and the memory they need (each rank alike on one
+  // machine; checked together across ranks), so that one rank says them before the table starts.
   if (o.iters < 1) throw_parameter(ErrorKind::usage, "iters", std::to_string(o.iters) + ": give at least 1 iteration");
   if (o.warmup_iters < 0) throw_parameter(ErrorKind::usage, "warmup_iters", std::to_string(o.warmup_iters) + ": give 0 or more");
   // Every timed iteration keeps its time per variant; warm-up is as long as timing at most.
@@ -333,6 +330,13 @@ BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const
   std::vector<std::vector<std::uint64_t>> sizes;
   for (const DataType t : o.types) sizes.push_back(size_sweep(o.sweep, comm::size_of(t)));
   check_host_memory(comm, o, sizes);
+}
+
+BenchResult run_benchmark(comm::Communicator& comm, const BenchOptions& o, const RowCallback& on_row,
+                          std::optional<SharedArena>* arena_slot) {
+  require_same_options(comm, o);  // the iteration counts, the sizes and the memory they need too
+  std::vector<std::vector<std::uint64_t>> sizes;
+  for (const DataType t : o.types) sizes.push_back(size_sweep(o.sweep, comm::size_of(t)));
 
   // --algo auto: per size, rank 0's chooser names the algorithm (collectives/choice.h); each
   // algorithm is made once, at its first size.

@@ -35,8 +35,9 @@ using RowCallback = std::function<void(const Row&)>;
                                         std::optional<SharedArena>* arena_slot = nullptr);
 
 // Throws a usage error when ranks were launched with different options (sizes, type, op,
-// algorithm, iterations ...), naming the option and the ranks, or when the (agreed) root is not
-// a rank; collective.
+// algorithm, iterations ...), naming the option and the ranks, or when the (agreed) options are
+// wrong on every rank alike: a root that is not a rank, iteration counts out of range, sizes
+// that do not suit a type or do not fit in memory; collective.
 void require_same_options(comm::Communicator& comm, const BenchOptions& options);
 
 }  // namespace scalelab::bench
