@@ -132,6 +132,11 @@ TrainOptions read_train_options(const po::variables_map& vm) {
       }
     }
   }
+  // --data-dir says where fashion-mnist's files are; another dataset never reads it.
+  if (c.dataset.name != "fashion-mnist" && !vm["data-dir"].defaulted() && !c.dataset.data_dir.empty()) {
+    throw_usage("--data-dir applies to --dataset fashion-mnist; give that dataset, or leave it out (--dataset " +
+                c.dataset.name + " names its own data)");
+  }
   c.synthetic_data = vm["synthetic-data"].as<bool>();
   c.epochs = vm["epochs"].as<int>();
   if (declared(vm, "batch-size")) c.batch_size = count<std::size_t>(vm, "batch-size", "batch_size");
