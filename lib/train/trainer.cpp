@@ -73,7 +73,18 @@ Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::mo
                                 config_.batch_size, comm_.size(), probe.samples_per_rank(), per_step));
   }
   if (config_.max_steps > 0) steps_per_epoch_ = std::min(steps_per_epoch_, config_.max_steps);
-  engine_ = make_engine(config_, comm_, sample_shape(*train_), static_cast<std::size_t>(train_->classes()));
+  const nn::Shape shape = sample_shape(*train_);
+  try {
+    engine_ = make_engine(config_, comm_, shape, static_cast<std::size_t>(train_->classes()));
+  } catch (const Error& e) {
+    // A JPEG set's crop sets the input size: a layer that does not fit it (the model's shape
+    // errors name no parameter; the engine's options do) is the crop's problem.
+    if (e.kind() != ErrorKind::usage || !e.parameter().empty() || config_.dataset.name.rfind("jpeg:", 0) != 0) throw;
+    throw_parameter(ErrorKind::usage, "crop",
+                    fmt::format("{}: the model {} does not fit inputs of {}x{} ({}); give a larger --crop (or a set of "
+                                "larger images)",
+                                config_.dataset.crop, config_.model, shape[1], shape[2], e.what()));
+  }
   if (test_) test_shard_ = data::ShardedSampler::exact_shard(test_->size(), comm_.size(), comm_.rank());
   lr_at_ = [lr = config_.lr](long) { return lr; };
 }
