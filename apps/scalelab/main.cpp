@@ -109,13 +109,22 @@ int main(int argc, char** argv) {
   }
   scalelab::keep_large_allocations();
   scalelab::data::register_jpeg_datasets();  // --dataset jpeg:DIR (libjpeg-turbo lives above lib/data)
+  // The help and the version are output too: a full disk or a closed pipe is not a success.
+  const auto delivered = [](int code) {
+    if (const std::string why = scalelab::standard_output_error(); !why.empty()) {
+      print_error_line("error: scalelab: its output could not be written to standard output (" + why +
+                       "); check the disk or the pipe it goes to");
+      return code == 0 ? 1 : code;
+    }
+    return code;
+  };
   if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
     print_help();
-    return argc < 2 ? 2 : 0;
+    return delivered(argc < 2 ? 2 : 0);
   }
   if (std::string_view(argv[1]) == "--version") {
     std::cout << "scalelab " << SCALELAB_VERSION << "\n";
-    return 0;
+    return delivered(0);
   }
   Args args;
   args.name = argv[1];

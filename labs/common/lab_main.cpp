@@ -81,15 +81,24 @@ int lab_main(const lab::Lab& lab, int argc, char** argv) {
     }
     po::store(parsed, vm);
     po::notify(vm);
+    // The help and the step list are output too: a full disk or a closed pipe is not a success.
+    const auto delivered = [&name] {
+      if (const std::string why = standard_output_error(); !why.empty()) {
+        std::cerr << "error: " << name << ": its output could not be written to standard output (" << why
+                  << "); check the disk or the pipe it goes to\n";
+        return 1;
+      }
+      return 0;
+    };
     if (vm.count("help")) {
       std::cout << "usage: " << usage << "\n\n"
                 << lab.title() << "\n\n" << desc << "\n";
-      return 0;
+      return delivered();
     }
     if (vm.count("list")) {
       const auto& steps = lab.steps();
       for (std::size_t i = 0; i < steps.size(); ++i) std::cout << i + 1 << ". " << steps[i].title << "\n";
-      return 0;
+      return delivered();
     }
     // The output places, checked before the first step rather than by the step that writes there.
     if (vm.count("json") && o.json.empty()) throw_usage("--json '': give a file name, or leave --json out for <out>/" + name + ".json");
