@@ -172,6 +172,17 @@ LinkSpec parse_spec(const Ctx& c, const json& j, const std::string& entry) {
   if (!t) c.fail(entry, "unknown link type '" + type + "'; use nvlink, xgmi, pcie, qpi, upi, amd-fabric, infiniband or ethernet");
   s.type = *t;
   s.generation = get_string(c, j, entry, "gen", true);
+  // A field the link's type does not read would be ignored without a word (docs/machine-format.md:
+  // "count" for NVLink, xGMI and network ports, "width" for PCIe, neither for a socket link).
+  const bool cpu_link = is_cpu_interconnect(s.type);
+  if (j.contains("count") && (s.type == LinkType::pcie || cpu_link)) {
+    c.fail(entry, std::string("\"count\" does not apply to a ") + std::string(name_of(s.type)) + " link; " +
+                      (cpu_link ? "remove it (a socket link is one figure per socket pair)" : "give its \"width\" in lanes"));
+  }
+  if (j.contains("width") && s.type != LinkType::pcie) {
+    c.fail(entry, std::string("\"width\" applies to PCIe links only; ") +
+                      (cpu_link ? "remove it" : "give the number of links or ports as \"count\""));
+  }
   s.count = get_count(c, j, entry, "count", 1, 1, kMaxLinkCount);
   s.width = get_count(c, j, entry, "width", 16, 1, kMaxLinkWidth);
   if (j.contains("bw_GBps")) s.bw_override_GBps = get_number(c, j, entry, "bw_GBps", 0, kMinFigure, kMaxGBps);

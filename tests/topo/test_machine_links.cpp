@@ -15,7 +15,8 @@
 namespace scalelab::topo {
 namespace {
 
-// A catalog machine as a file again: to_json with the figures it adds taken out.
+// A catalog machine as a file again: to_json with the figures it adds taken out, and the count
+// or width its link type does not read (to_json reports both).
 nlohmann::json catalog_file(const std::string& name) {
   nlohmann::json doc = to_json(resolve_machine(name));
   doc.erase("origin");
@@ -23,6 +24,9 @@ nlohmann::json catalog_file(const std::string& name) {
   for (auto& l : doc["links"]) {
     l.erase("peak_GBps");
     l.erase("model_GBps");
+    const std::string type = l["type"];
+    if (type != "pcie") l.erase("width");
+    if (type == "pcie" || type == "qpi" || type == "upi" || type == "amd-fabric") l.erase("count");
   }
   return doc;
 }
@@ -51,6 +55,22 @@ TEST(MachineFile, DuplicateLinkIsRefused) {
   auto two_types = small_machine();
   two_types["links"].push_back({{"between", {"gpu1", "gpu0"}}, {"type", "xgmi"}, {"gen", "2"}});
   EXPECT_EQ(parse_machine(two_types, "ok.json").links.size(), 5u);
+}
+
+// A count on a PCIe link, a width on an NVLink, either on a socket link: fields the link's type
+// does not read were ignored without a word; each is refused, naming the entry.
+TEST(MachineFile, AFieldTheLinkTypeDoesNotReadIsRefused) {
+  auto doc = small_machine();
+  doc["links"][0]["count"] = 4;
+  EXPECT_EQ(error_of(doc), "bad.json: links[0] (gpu0-sw0): \"count\" does not apply to a pcie link; give its \"width\" in lanes");
+  doc = small_machine();
+  doc["links"][3]["width"] = 8;
+  EXPECT_EQ(error_of(doc), "bad.json: links[3] (gpu0-gpu1): \"width\" applies to PCIe links only; give the number of links "
+                           "or ports as \"count\"");
+  doc = small_machine();
+  doc["devices"].push_back({{"id", "cpu1"}, {"kind", "cpu"}, {"generation", "skylake"}});
+  doc["links"].push_back({{"between", {"cpu0", "cpu1"}}, {"type", "upi"}, {"gen", "skylake"}, {"count", 2}});
+  EXPECT_NE(error_of(doc).find("\"count\" does not apply to a upi link; remove it"), std::string::npos);
 }
 
 // The host's CPU is needed (routes to host memory, CPU affinity): a machine without one is refused.
