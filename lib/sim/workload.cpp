@@ -96,6 +96,7 @@ WorkloadLayer parse_layer(const Reader& r, const json& j, std::size_t i) {
   if (!j.is_object()) r.fail(ctx0, "is not an object; give {\"name\", \"kind\", \"forward_flops\", \"params\", \"in_elems\", \"out_elems\"}");
   WorkloadLayer l;
   l.name = r.string(j, ctx0 + ".", "name", "the layer's name, e.g. \"layer1.0.conv1\"", true);
+  if (l.name.empty()) r.fail(ctx0 + ".name", "is empty; give the layer's name, e.g. \"layer1.0.conv1\"");
   const std::string ctx = ctx0 + " (" + l.name + ").";
   r.only_known(j, ctx, {"name", "kind", "forward_flops", "params", "in_elems", "out_elems", "activation"});
   const std::string kind = r.string(j, ctx, "kind", "one of the layer kinds", true);
@@ -191,7 +192,14 @@ Workload workload_from_json(const json& j, const std::string& where) {
   }
   const json& layers = r.need(j, "", "layers", "the layers in forward order");
   if (!layers.is_array() || layers.empty()) r.fail("layers", "is not a non-empty list; give the layers in forward order");
-  for (std::size_t i = 0; i < layers.size(); ++i) w.layers.push_back(parse_layer(r, layers[i], i));
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    w.layers.push_back(parse_layer(r, layers[i], i));
+    // The step's parts and the timeline name layers: two of one name could not be told apart.
+    if (!names.insert(w.layers.back().name).second) {
+      r.fail("layers[" + std::to_string(i) + "].name", "'" + w.layers.back().name + "' is the name of an earlier layer; give each layer its own");
+    }
+  }
   // A step of no FLOPs and no bytes takes no time: the simulator would print 0 samples/s.
   const bool any_work = std::any_of(w.layers.begin(), w.layers.end(), [](const auto& l) {
     return l.forward_flops > 0 || l.params > 0 || l.in_elems > 0 || l.out_elems > 0;

@@ -152,6 +152,12 @@ TEST(WorkloadFile, WrongFormatUnitOrFieldIsNamed) {
   j = valid();
   j["layers"] = json::array();
   expect_message(j, {"layers", "non-empty"});
+  j = valid();
+  j["layers"][1]["name"] = "conv1";
+  expect_message(j, {"layers[1].name", "'conv1' is the name of an earlier layer"});
+  j = valid();
+  j["layers"][0]["name"] = "";
+  expect_message(j, {"layers[0].name", "is empty"});
   // Layers of no work at all: the simulator printed 0 images/s and 0% efficiency, exit 0.
   j = valid();
   for (auto& l : j["layers"]) l.update({{"forward_flops", 0}, {"params", 0}, {"in_elems", 0}, {"out_elems", 0}});
