@@ -19,7 +19,7 @@ int cmd_data(const Args& args) {
       "quality", po::value<int>()->default_value(90), "JPEG quality, 1..100")(
       "colour", po::bool_switch(), "RGB with a per-class tint and texture, compressing roughly as photographs do")(
       "limit", po::value<std::string>()->default_value("0"), "the first N samples only (0: all)")(
-      "seed", po::value<std::uint64_t>()->default_value(42), "seed of the colour and texture")(
+      "seed", po::value<long long>()->default_value(42), "seed of the colour and texture")(
       "out", po::value<std::string>(), "the folder to write (images.bin, index.bin, manifest.json)");
   po::positional_options_description pos;
   pos.add("action", 1);
@@ -54,7 +54,9 @@ int cmd_data(const Args& args) {
   const std::int64_t limit = parse_int(limit_text, "--limit");
   if (limit < 0) usage_error(args, "--limit " + limit_text + ": give 0 (every sample) or more");
   o.limit = static_cast<std::size_t>(limit);
-  o.seed = (*vm)["seed"].as<std::uint64_t>();
+  const long long seed = (*vm)["seed"].as<long long>();
+  if (seed < 0) usage_error(args, "--seed " + std::to_string(seed) + ": give 0 or more");
+  o.seed = static_cast<std::uint64_t>(seed);
   // Check the cheap options before loading the source.
   if (o.size < 1 || o.size > 16384) usage_error(args, "--size " + std::to_string(o.size) + ": give 1..16384 pixels");
   if (o.quality < 1 || o.quality > 100) usage_error(args, "--quality " + std::to_string(o.quality) + ": give 1..100");

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "core/cpu_share.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/results.h"
 #include "core/size_parse.h"
 #include "core/text.h"
@@ -29,7 +30,7 @@ int cmd_pipeline(const Args& args) {
       "images", po::value<std::string>()->default_value("8192"),
       "images per configuration (the set is cycled; give each row a second or more)")(
       "crop", po::value<int>()->default_value(0), "output width and height (0: 7/8 of the set's image size)")(
-      "seed", po::value<std::uint64_t>()->default_value(42), "augmentation seed")(
+      "seed", po::value<long long>()->default_value(42), "augmentation seed")(
       "cold", po::bool_switch(), "drop each JPEG from the page cache before reading it (posix_fadvise)")(
       "on-bad-sample", po::value<std::string>()->default_value("stop"), "stop (one line, exit 2) or skip (count them)")(
       "workload", po::value<std::string>()->default_value("resnet50"),
@@ -83,6 +84,11 @@ int cmd_pipeline(const Args& args) {
   if (workers.empty() || augments.empty() || idcts.empty()) usage_error(args, "--workers, --augment and --decode each need at least one value");
   const std::string on_bad = (*vm)["on-bad-sample"].as<std::string>();
   if (on_bad != "stop" && on_bad != "skip") usage_error(args, "--on-bad-sample " + on_bad + ": give stop or skip");
+  const long long seed = (*vm)["seed"].as<long long>();
+  if (seed < 0) usage_error(args, "--seed " + std::to_string(seed) + ": give 0 or more");
+  if (const int p = (*vm)["prefetch"].as<int>(); p < 0 || p > limits::kMaxPrefetch) {
+    usage_error(args, "--prefetch " + std::to_string(p) + ": give 0 (automatic) to " + std::to_string(limits::kMaxPrefetch) + " batches");
+  }
   if ((*vm)["batch-size"].as<int>() < 1) usage_error(args, "--batch-size " + std::to_string((*vm)["batch-size"].as<int>()) + ": a batch needs at least one sample");
   // A whole number, not Boost's unsigned parse (which takes -5 for 2^64 - 5); at most ten million
   // (the set is cycled, and each configuration keeps one index per image).
@@ -124,7 +130,7 @@ int cmd_pipeline(const Args& args) {
     o.idct = d;
     o.batch = (*vm)["batch-size"].as<int>();
     o.crop = (*vm)["crop"].as<int>();
-    o.seed = (*vm)["seed"].as<std::uint64_t>();
+    o.seed = static_cast<std::uint64_t>(seed);
     o.cold = (*vm)["cold"].as<bool>();
     o.prefetch = (*vm)["prefetch"].as<int>();
     o.on_bad = on_bad == "skip" ? data::BadSamples::skip : data::BadSamples::stop;

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/limits.h"
 
 namespace scalelab::data {
 namespace {
@@ -35,7 +36,10 @@ Pipeline::Pipeline(const JpegDataset& set, std::vector<std::size_t> stream, cons
                                                   std::to_string(set.index().height) + " images (1.." +
                                                   std::to_string(side) + ")");
   }
-  if (options_.prefetch < 0) throw_parameter(ErrorKind::usage, "prefetch", std::to_string(options_.prefetch) + ": give 0 (automatic) or more batches");
+  if (options_.prefetch < 0 || options_.prefetch > limits::kMaxPrefetch) {
+    throw_parameter(ErrorKind::usage, "prefetch", std::to_string(options_.prefetch) + ": give 0 (automatic) to " +
+                                                      std::to_string(limits::kMaxPrefetch) + " batches");
+  }
   if (options_.prefetch == 0) options_.prefetch = 2 * options_.workers;
   for (std::size_t i : stream_) {
     if (i >= set.size()) throw_usage("pipeline stream: sample " + std::to_string(i) + " is past the data set's " + std::to_string(set.size()));
