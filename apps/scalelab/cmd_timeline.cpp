@@ -28,6 +28,14 @@ int cmd_timeline(const Args& args) {
   const report::TimelineSummary s = report::summarize_timeline(read_json_file(file), file);
 
   std::printf("# scalelab timeline: %s (%d events)\n", file.c_str(), s.events);
+  int overlapping = 0;
+  for (const auto& t : s.tracks) overlapping += t.overlapping_spans;
+  if (overlapping > 0) {
+    std::fprintf(stderr,
+                 "warning: %s: %d span(s) start before the span before them on the same thread has ended; the phases' "
+                 "shares below then add up to more than 100%% (a trace written twice into one file?)\n",
+                 file.c_str(), overlapping);
+  }
   nlohmann::json doc = make_envelope("timeline", 1, args.full);
   doc["file"] = file;
   doc["tracks"] = nlohmann::json::array();
@@ -50,7 +58,8 @@ int cmd_timeline(const Args& args) {
     }
     doc["tracks"].push_back({{"pid", t.pid}, {"name", t.name}, {"span_ms", t.span_us / 1e3}, {"phases", phases},
                              {"communication_ms", t.comm_us / 1e3}, {"compute_ms", t.compute_us / 1e3},
-                             {"overlapped_ms", t.comm_overlapped_us / 1e3}, {"overlapped_share", hidden}});
+                             {"overlapped_ms", t.comm_overlapped_us / 1e3}, {"overlapped_share", hidden},
+                             {"overlapping_spans", t.overlapping_spans}});
   }
   if (vm->count("json")) write_json_file((*vm)["json"].as<std::string>(), doc);
   return 0;

@@ -76,6 +76,7 @@ TimelineSummary summarize_timeline(const nlohmann::json& doc, const std::string&
     TimelineTrack t;
     double first = INFINITY, last = -INFINITY;
     std::vector<std::pair<double, double>> comm, compute;
+    std::map<long long, std::vector<std::pair<double, double>>> by_thread;  // tid -> spans
   };
   std::map<int, Acc> tracks;
   std::map<int, std::string> names;
@@ -125,6 +126,8 @@ TimelineSummary summarize_timeline(const nlohmann::json& doc, const std::string&
     if (!counted) a.t.counts.emplace_back(name, 1);
     a.first = std::min(a.first, ts);
     a.last = std::max(a.last, ts + dur);
+    const long long tid = e.contains("tid") && e["tid"].is_number_integer() ? e["tid"].get<long long>() : 0;
+    a.by_thread[tid].emplace_back(ts, ts + dur);
     if (is_communication(name)) a.comm.emplace_back(ts, ts + dur);
     if (is_compute(name)) a.compute.emplace_back(ts, ts + dur);
     ++s.events;
@@ -136,6 +139,14 @@ TimelineSummary summarize_timeline(const nlohmann::json& doc, const std::string&
     a.t.comm_us = union_length(a.comm);
     a.t.compute_us = union_length(a.compute);
     a.t.comm_overlapped_us = overlap_length(a.comm, a.compute);
+    for (auto& [tid, spans] : a.by_thread) {
+      std::sort(spans.begin(), spans.end());
+      double end = -INFINITY;
+      for (const auto& [from, to] : spans) {
+        if (from < end - 1e-3) ++a.t.overlapping_spans;  // a nanosecond of rounding is not an overlap
+        end = std::max(end, to);
+      }
+    }
     s.tracks.push_back(std::move(a.t));
   }
   return s;

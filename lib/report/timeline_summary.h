@@ -23,6 +23,10 @@ struct TimelineTrack {
   double comm_us = 0;             // union of the communication spans (allreduce, communication)
   double compute_us = 0;          // union of the compute spans (forward, backward, optimizer, compute)
   double comm_overlapped_us = 0;  // communication time during which compute ran too
+  // Spans that start before the one before them on the same thread (tid) has ended. scalelab's
+  // timelines have none (a thread runs one phase at a time); a trace written twice into one file,
+  // or another tool's nested spans, make the phases' shares add up to more than 100%.
+  int overlapping_spans = 0;
 };
 
 struct TimelineSummary {

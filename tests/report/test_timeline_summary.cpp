@@ -46,6 +46,18 @@ TEST(TimelineSummary, PhasesAndOverlapPerTrack) {
   EXPECT_DOUBLE_EQ(r0.comm_overlapped_us, 3);
   EXPECT_EQ(s.tracks[1].name, "pid 1");
   EXPECT_DOUBLE_EQ(s.tracks[1].comm_overlapped_us, 0);
+  // Spans on different threads of one rank overlap freely; none overlaps on one thread.
+  EXPECT_EQ(r0.overlapping_spans, 0);
+  EXPECT_EQ(s.tracks[1].overlapping_spans, 0);
+}
+
+// A trace written twice into one file: every span has a twin on its thread, counted, so that the
+// command can warn that the shares add up to more than 100%.
+TEST(TimelineSummary, SpansOverlappingOnOneThreadAreCounted) {
+  json doc;
+  doc["traceEvents"] = {span("forward", 0, 0, 0, 2), span("backward", 0, 0, 2, 6), span("forward", 0, 0, 0, 2),
+                        span("backward", 0, 0, 2, 6)};
+  EXPECT_EQ(summarize_timeline(doc, "t.json").tracks[0].overlapping_spans, 2);
 }
 
 TEST(TimelineSummary, MalformedTracesAreNamed) {
