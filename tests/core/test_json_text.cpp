@@ -54,5 +54,25 @@ TEST(JsonText, BadSyntaxAndHugeNumbersAreJsonTextErrors) {
   EXPECT_THROW((void)parse_json_text(""), JsonTextError);
 }
 
+// nlohmann keeps the last of two equal keys: a machine file's second "nodes" replaced the first
+// without a word. Equal keys in one object are refused, at any depth and past 32 keys; the same key
+// in different objects, as a value, or inside a string is not a repeat.
+TEST(JsonText, AKeyTwiceInOneObjectIsRefused) {
+  for (const char* text : {R"({"nodes": 5, "nodes": 1})", R"({"a": {"b": 1, "c": [1, {"d": 2, "d": 3}]}})"}) {
+    try {
+      (void)parse_json_text(text);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const JsonTextError& e) {
+      EXPECT_NE(std::string(e.what()).find("appears twice in one object"), std::string::npos) << e.what();
+    }
+  }
+  std::string many = "{";
+  for (int i = 0; i < 100; ++i) many += "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ", ";
+  EXPECT_NO_THROW((void)parse_json_text(many + "\"last\": 0}"));
+  EXPECT_THROW((void)parse_json_text(many + "\"k7\": 0}"), JsonTextError);
+  EXPECT_NO_THROW((void)parse_json_text(R"([{"a": 1}, {"a": 2}, {"b": "a", "c": "\"a\": 1, \"a\": 2"}])"));
+  EXPECT_NO_THROW((void)parse_json_text(R"({"x": {"a": 1}, "y": {"a": 2}, "a": 3})"));
+}
+
 }  // namespace
 }  // namespace scalelab
