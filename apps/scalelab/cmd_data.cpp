@@ -43,7 +43,13 @@ int cmd_data(const Args& args) {
   data::DatasetSpec spec;
   spec.name = (*vm)["from"].as<std::string>();
   if (spec.name == "synthetic") usage_error(args, "--from synthetic: JPEG data sets are made from fashion-mnist or a folder of MNIST-format files");
-  if (vm->count("data-dir")) spec.data_dir = (*vm)["data-dir"].as<std::string>();
+  if (vm->count("data-dir")) {
+    // It says where fashion-mnist's files are; a folder given with --from is read as it is.
+    if (spec.name != "fashion-mnist") {
+      usage_error(args, "--data-dir applies to --from fashion-mnist; leave it out (--from " + spec.name + " names its own folder)");
+    }
+    spec.data_dir = (*vm)["data-dir"].as<std::string>();
+  }
   data::check_dataset_name(spec.name);
   data::MakeJpegOptions o;
   o.size = (*vm)["size"].as<int>();
