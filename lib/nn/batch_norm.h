@@ -28,6 +28,7 @@ class BatchNorm final : public Layer {
   [[nodiscard]] FlopCount flops(const Shape& in) const override;
   [[nodiscard]] std::size_t parameter_count() const override { return 2 * channels_; }
   void set_statistics_reducer(const StatisticsReducer& reducer) override { reducer_ = reducer; }
+  [[nodiscard]] bool uses_batch_statistics() const override { return true; }
   [[nodiscard]] std::vector<std::size_t> parameter_ids() const override { return {gamma_, beta_}; }
   // For other engines (gpu/): the running statistics' ParameterSet::state() indices (mean, then
   // variance) and the constants.

@@ -64,6 +64,9 @@ class Layer {
   [[nodiscard]] virtual bool aliases_input() const { return false; }
   // BatchNorm layers (also inside composite layers) take the SyncBatchNorm hook; others ignore it.
   virtual void set_statistics_reducer(const StatisticsReducer& /*reducer*/) {}
+  // Whether the layer normalizes with its batch's statistics (BatchNorm, or a block holding one):
+  // what SyncBatchNorm would reduce across ranks.
+  [[nodiscard]] virtual bool uses_batch_statistics() const { return false; }
 };
 
 }  // namespace scalelab::nn

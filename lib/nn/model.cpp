@@ -100,6 +100,10 @@ void Model::set_statistics_reducer(const StatisticsReducer& reducer) {
   for (auto& l : layers_) l->set_statistics_reducer(reducer);
 }
 
+bool Model::uses_batch_statistics() const {
+  return std::any_of(layers_.begin(), layers_.end(), [](const auto& l) { return l->uses_batch_statistics(); });
+}
+
 void Model::reserve(std::size_t max_batch) {
   if (!built_) build();
   if (max_batch <= reserved_batch_) return;

@@ -94,6 +94,8 @@ class Model {
   }
   // SyncBatchNorm hook for every BatchNorm layer in the model (see batch_norm.h).
   void set_statistics_reducer(const StatisticsReducer& reducer);
+  // Whether any layer normalizes with batch statistics (what SyncBatchNorm reduces).
+  [[nodiscard]] bool uses_batch_statistics() const;
 
  private:
   std::string name_;

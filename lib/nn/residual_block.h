@@ -26,6 +26,7 @@ class ResidualBlock final : public Layer {
   [[nodiscard]] FlopCount flops(const Shape& in) const override;
   [[nodiscard]] std::size_t parameter_count() const override;
   void set_statistics_reducer(const StatisticsReducer& reducer) override;
+  [[nodiscard]] bool uses_batch_statistics() const override { return true; }  // bn1, bn2
   // Every sublayer's parameters, in declaration order (conv1, bn1, conv2, bn2[, shortcut, shortcut_bn]).
   [[nodiscard]] std::vector<std::size_t> parameter_ids() const override;
 

@@ -89,6 +89,15 @@ Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::mo
   lr_at_ = [lr = config_.lr](long) { return lr; };
 }
 
+void Trainer::enable_sync_batchnorm() {
+  if (!engine_->model().uses_batch_statistics()) {
+    throw_parameter(ErrorKind::usage, "sync_batchnorm",
+                    ": the model " + config_.model + " has no BatchNorm, so there are no statistics to share; use "
+                    "--model resnet, or leave it out");
+  }
+  engine_->enable_sync_batchnorm(comm_);
+}
+
 Trainer::~Trainer() = default;
 
 std::size_t Trainer::global_batch() const {

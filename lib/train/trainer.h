@@ -64,7 +64,8 @@ class Trainer {
 
   [[nodiscard]] nn::Model& model() { return engine_->model(); }
   // SyncBatchNorm over this trainer's ranks (every rank, before run()): Engine::enable_sync_batchnorm.
-  void enable_sync_batchnorm() { engine_->enable_sync_batchnorm(comm_); }
+  // A model without BatchNorm is a usage error (the option would change nothing).
+  void enable_sync_batchnorm();
   [[nodiscard]] optim::Optimizer& optimizer() { return engine_->optimizer(); }
   [[nodiscard]] const TrainConfig& config() const { return config_; }
   [[nodiscard]] std::string device() const { return engine_->device(); }

@@ -56,6 +56,15 @@ TEST(Model, WrongInputShapeIsAUsageError) {
   EXPECT_THROW((void)m->forward(x.view(), false), Error);
 }
 
+// SyncBatchNorm needs a layer that normalizes with batch statistics: resnet has them (BatchNorm
+// and residual blocks), the others none (train refuses --sync-batchnorm for them).
+TEST(Model, OnlyResnetUsesBatchStatistics) {
+  EXPECT_TRUE(make_model("resnet", Shape{1, 12, 12}, 10, 1)->uses_batch_statistics());
+  for (const char* name : {"cnn", "mlp", "trivial"}) {
+    EXPECT_FALSE(make_model(name, Shape{1, 12, 12}, 10, 1)->uses_batch_statistics()) << name;
+  }
+}
+
 TEST(Model, SameSeedSameParametersOtherSeedOther) {
   auto a = make_model("resnet", Shape{1, 12, 12}, 10, 5), b = make_model("resnet", Shape{1, 12, 12}, 10, 5),
        c = make_model("resnet", Shape{1, 12, 12}, 10, 6);
