@@ -109,22 +109,23 @@ int main(int argc, char** argv) {
   }
   scalelab::keep_large_allocations();
   scalelab::data::register_jpeg_datasets();  // --dataset jpeg:DIR (libjpeg-turbo lives above lib/data)
-  // The help and the version are output too: a full disk or a closed pipe is not a success.
-  const auto delivered = [](int code) {
-    if (const std::string why = scalelab::standard_output_error(); !why.empty()) {
-      print_error_line("error: scalelab: its output could not be written to standard output (" + why +
+  // What was printed (the help, the version, a command's output) must have reached standard
+  // output: a full disk or a closed pipe is not a success. `who` is "scalelab" or "scalelab CMD".
+  const auto delivered = [](int code, const std::string& who) {
+    if (const std::string why = code == 0 ? scalelab::standard_output_error() : ""; !why.empty()) {
+      print_error_line("error: " + who + ": its output could not be written to standard output (" + why +
                        "); check the disk or the pipe it goes to");
-      return code == 0 ? 1 : code;
+      return 1;
     }
     return code;
   };
   if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
     print_help();
-    return delivered(argc < 2 ? 2 : 0);
+    return delivered(argc < 2 ? 2 : 0, "scalelab");
   }
   if (std::string_view(argv[1]) == "--version") {
     std::cout << "scalelab " << SCALELAB_VERSION << "\n";
-    return delivered(0);
+    return delivered(0, "scalelab");
   }
   Args args;
   args.name = argv[1];
@@ -158,11 +159,7 @@ int main(int argc, char** argv) {
     print_error_line("error: scalelab " + args.name + ": " + e.what());
     code = 1;
   }
-  if (const std::string why = code == 0 ? scalelab::standard_output_error() : ""; !why.empty()) {
-    print_error_line("error: scalelab " + args.name + ": its output could not be written to standard output (" + why +
-                     "); check the disk or the pipe it goes to");
-    code = 1;
-  }
+  code = delivered(code, "scalelab " + args.name);
   if (code != 0) {
     scalelab::comm::fail_job(code);
   } else {

@@ -81,40 +81,34 @@ int lab_main(const lab::Lab& lab, int argc, char** argv) {
     }
     po::store(parsed, vm);
     po::notify(vm);
-    // The help and the step list are output too: a full disk or a closed pipe is not a success.
-    const auto delivered = [&name] {
-      if (const std::string why = standard_output_error(); !why.empty()) {
+    // What was printed (the help, the step list, a run's steps) must have reached standard output:
+    // a full disk or a closed pipe is not a success.
+    const auto delivered = [&name](int rc) {
+      if (const std::string why = rc == 0 ? standard_output_error() : ""; !why.empty()) {
         std::cerr << "error: " << name << ": its output could not be written to standard output (" << why
                   << "); check the disk or the pipe it goes to\n";
         return 1;
       }
-      return 0;
+      return rc;
     };
     if (vm.count("help")) {
       std::cout << "usage: " << usage << "\n\n"
                 << lab.title() << "\n\n" << desc << "\n";
-      return delivered();
+      return delivered(0);
     }
     if (vm.count("list")) {
       const auto& steps = lab.steps();
       for (std::size_t i = 0; i < steps.size(); ++i) std::cout << i + 1 << ". " << steps[i].title << "\n";
-      return delivered();
+      return delivered(0);
     }
     // The output places, checked before the first step rather than by the step that writes there.
     if (vm.count("json") && o.json.empty()) throw_usage("--json '': give a file name, or leave --json out for <out>/" + name + ".json");
     if (o.out_dir.empty()) throw_usage("--out '': give a folder, or leave --out out for " + name + "-out");
-    prepare_output_folder("out_dir", o.out_dir);
-    check_output_file("json", o.json);
+    prepare_output_folder("out_dir", o.out_dir);  // the record's path is checked by Lab::run, the default one too
     // One lab run per folder: two would remove each other's step files as they start their commands.
     const FileLock out_lock((std::filesystem::path(o.out_dir) / ".lab-lock").string(), "out_dir", o.out_dir,
                             "wait for it to finish, or give this run another --out folder");
-    const int rc = lab.run(o, command, lab_message);
-    if (const std::string why = rc == 0 ? standard_output_error() : ""; !why.empty()) {
-      std::cerr << "error: " << name << ": its output could not be written to standard output (" << why
-                << "); check the disk or the pipe it goes to\n";
-      return 1;
-    }
-    return rc;
+    return delivered(lab.run(o, command, lab_message));
   } catch (po::error& e) {
     std::cerr << "error: " << name << ": " << option_error_message(e) << "; see '" << name << " --help'\n";
     return 2;

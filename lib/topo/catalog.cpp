@@ -84,7 +84,7 @@ GpuSelection select_gpus(const Machine& m, const std::string& spec) {
     s.total = count;
     return s;
   }
-  if (all.empty()) throw_parameter(ErrorKind::usage, "gpus", spec + ": " + m.name + " has no GPUs; leave --gpus out");
+  if (all.empty()) throw_parameter(ErrorKind::usage, "gpus", spec + ": " + m.name + " has no GPUs to select; leave the selection out");
   for (const auto& item : split_list(spec)) {
     int pos = -1;
     auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), pos);

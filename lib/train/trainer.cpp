@@ -81,7 +81,7 @@ Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::mo
     // errors name no parameter; the engine's options do) is the crop's problem.
     if (e.kind() != ErrorKind::usage || !e.parameter().empty() || config_.dataset.name.rfind("jpeg:", 0) != 0) throw;
     throw_parameter(ErrorKind::usage, "crop",
-                    fmt::format("{}: the model {} does not fit inputs of {}x{} ({}); give a larger --crop (or a set of "
+                    fmt::format("{}: the model {} does not fit inputs of {}x{} ({}); give a larger crop (or a set of "
                                 "larger images)",
                                 config_.dataset.crop, config_.model, shape[1], shape[2], e.what()));
   }
@@ -93,7 +93,7 @@ void Trainer::enable_sync_batchnorm() {
   if (!engine_->model().uses_batch_statistics()) {
     throw_parameter(ErrorKind::usage, "sync_batchnorm",
                     ": the model " + config_.model + " has no BatchNorm, so there are no statistics to share; use "
-                    "--model resnet, or leave it out");
+                    "the resnet model, or leave it out");
   }
   engine_->enable_sync_batchnorm(comm_);
 }

@@ -63,7 +63,7 @@ case $CASE in
     expect_error 2 "\-\-batch-size 0" -- "$SCALELAB" pipeline --dataset jpeg:set --batch-size 0
     expect_error 2 "\-\-prefetch -1" -- "$SCALELAB" pipeline --dataset jpeg:set --prefetch -1
     expect_error 2 "\-\-crop 65: the crop must fit the data set's 64x64 images" -- "$SCALELAB" pipeline --dataset jpeg:set --crop 65
-    expect_error 2 "^error: \-\-crop 2: the model cnn does not fit inputs of 2x2 .*give a larger \-\-crop" \
+    expect_error 2 "^error: \-\-crop 2: the model cnn does not fit inputs of 2x2 .*give a larger crop" \
       -- "$SCALELAB" train --dataset jpeg:set --model cnn --crop 2 --batch-size 8 --no-eval --max-steps 1
     expect_error 2 "give --out DIR" -- "$SCALELAB" data make-jpeg
     expect_error 2 "unknown action 'make-png'" -- "$SCALELAB" data make-png --out x
