@@ -147,6 +147,18 @@ std::optional<Parsed> parse_bench(const Args& args) {
   o.types = str("datatype") == "all" ? kAllTypes : std::vector<DataType>{comm::parse_datatype(str("datatype"), "-d/--datatype")};
   o.ops = str("op") == "all" ? kAllOps : std::vector<ReduceOp>{comm::parse_reduce_op(str("op"), "-o/--op")};
   o.root = static_cast<int>(non_negative_int(str("root"), "-r/--root"));
+  // A root or an operation the collective never reads would be timed without a word: say so.
+  const bool reduces = o.collective == collectives::Collective::allreduce ||
+                       o.collective == collectives::Collective::reduce_scatter;
+  const std::string collective_name(collectives::name_of(o.collective));
+  if (!(*vm)["root"].defaulted() && o.collective != collectives::Collective::broadcast) {
+    throw_usage("-r/--root " + str("root") + ": " + collective_name +
+                " has no root (only broadcast has one); leave it out");
+  }
+  if (!(*vm)["op"].defaulted() && str("op") != "all" && !reduces) {
+    throw_usage("-o/--op " + str("op") + ": " + collective_name +
+                " reduces nothing (only allreduce and reduce-scatter do); leave it out");
+  }
   o.compare = (*vm)["compare"].as<bool>();
   const std::string reg = str("register");
   if (reg != "0" && reg != "1") throw_usage("-R/--register '" + reg + "': give 1 (buffers in node memory) or 0 (ordinary memory)");
