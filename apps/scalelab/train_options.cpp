@@ -56,7 +56,7 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
   add("lr", po::value<double>()->default_value(d.lr, "0.001"),
       "learning rate (at --base-batch when the lr is scaled)");
   add("optimizer", po::value<std::string>()->default_value(d.optimizer), ("optimizer: " + join_list(optim::optimizer_names())).c_str());
-  add("momentum", po::value<float>()->default_value(d.optimizer_options.momentum, "0.9"), "momentum in [0, 1) (sgd, lars)");
+  add("momentum", po::value<double>()->default_value(d.optimizer_options.momentum, "0.9"), "momentum in [0, 1) (sgd, lars)");
   add("weight-decay", po::value<float>()->default_value(d.optimizer_options.weight_decay, "0"), "L2 weight decay (>= 0)");
   add("lr-schedule", po::value<std::string>()->default_value("constant"), "decay: constant, step, cosine, polynomial");
   if (full) add("lr-scaling", po::value<std::string>()->default_value("none"),
@@ -142,7 +142,18 @@ TrainOptions read_train_options(const po::variables_map& vm) {
   if (declared(vm, "batch-size")) c.batch_size = count<std::size_t>(vm, "batch-size", "batch_size");
   c.lr = vm["lr"].as<double>();
   c.optimizer = vm["optimizer"].as<std::string>();
-  c.optimizer_options.momentum = vm["momentum"].as<float>();
+  const double momentum = vm["momentum"].as<double>();
+  c.optimizer_options.momentum = static_cast<float>(momentum);
+  // The optimizers keep float32 state: a momentum just below 1 would become 1 without a word.
+  if (momentum < 1.0 && !(c.optimizer_options.momentum < 1.0f)) {
+    throw_usage(fmt::format("--momentum {}: rounds to 1 in float32; give at most 0.9999999", momentum));
+  }
+  // Only sgd and lars read a momentum. converge also runs LARS whatever --optimizer says, so
+  // there the flag always counts; train and scale (the full set) name one optimizer.
+  if (!vm["momentum"].defaulted() && declared(vm, "batch-size") && c.optimizer != "sgd" && c.optimizer != "lars") {
+    throw_usage("--momentum applies to --optimizer sgd and lars; " + c.optimizer +
+                " takes no momentum (its moment estimates play that part): leave it out, or choose sgd");
+  }
   c.optimizer_options.weight_decay = vm["weight-decay"].as<float>();
   c.threads = vm["threads"].as<int>();
   c.device = vm["device"].as<std::string>();

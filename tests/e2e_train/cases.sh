@@ -173,10 +173,16 @@ case $CASE in
         "$SCALELAB" scale --rank-counts 1 --lr 0 ;;
   option_ranges)
     # Every numeric training option is range-checked before anything starts, naming the flag.
-    expect_error 2 "^error: --momentum 1: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum 1
-    expect_error 2 "^error: --momentum nan: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum nan
-    expect_error 2 "^error: --momentum -5: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum -5
-    expect_error 2 "^error: --momentum 5: give a momentum in \[0, 1)" -- "$SCALELAB" train --momentum 5
+    expect_error 2 "^error: --momentum 1: give a momentum in \[0, 1)" -- "$SCALELAB" train --optimizer sgd --momentum 1
+    expect_error 2 "^error: --momentum nan: give a momentum in \[0, 1)" -- "$SCALELAB" train --optimizer sgd --momentum nan
+    expect_error 2 "^error: --momentum -5: give a momentum in \[0, 1)" -- "$SCALELAB" train --optimizer sgd --momentum -5
+    expect_error 2 "^error: --momentum 5: give a momentum in \[0, 1)" -- "$SCALELAB" train --optimizer sgd --momentum 5
+    expect_error 2 "^error: --momentum 0.99999999999: rounds to 1 in float32" -- \
+        "$SCALELAB" train --optimizer sgd --momentum 0.99999999999
+    expect_error 2 "^error: --momentum applies to --optimizer sgd and lars; adam takes no momentum" -- \
+        "$SCALELAB" train --optimizer adam --momentum 0.5
+    expect_error 2 "^error: --momentum applies to --optimizer sgd and lars; lamb takes no momentum" -- \
+        "$SCALELAB" scale --rank-counts 1 --optimizer lamb --momentum 0.5
     expect_error 2 "^error: --weight-decay -0.1: give 0 or more" -- "$SCALELAB" train --weight-decay -0.1
     expect_error 2 "^error: --weight-decay nan: give 0 or more" -- "$SCALELAB" train --weight-decay nan
     expect_error 2 "^error: --lr nan: the learning rate must be a positive finite number" -- "$SCALELAB" train --lr nan
