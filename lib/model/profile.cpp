@@ -123,6 +123,8 @@ SizeTable table_from(const nlohmann::json& j, const char* key, const std::string
   const nlohmann::json& rows = j[key];
   if (!rows.is_array()) bad_field(origin, key, "is not an array of {bytes, us}");
   if (rows.empty() && !may_be_empty) bad_field(origin, key, "has no measurements");
+  // calibrate measures every table at several sizes; one row cannot say how time grows with size.
+  if (rows.size() == 1) bad_field(origin, key, "has one measurement; a table needs at least two sizes");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::string at = std::string(key) + "[" + std::to_string(i) + "]";
     if (!rows[i].is_object()) bad_field(origin, at, "is not a {bytes, us} object");
@@ -266,6 +268,11 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     check_envelope(doc, origin);
     const nlohmann::json& j = doc.contains("profile") ? doc["profile"] : doc;
     if (!j.is_object()) bad_field(origin, "profile", "is not an object");
+    // A misspelt field would otherwise leave its figure at the default without a word.
+    const nlohmann::json known = to_json(Profile{});
+    for (const auto& [key, value] : j.items()) {
+      if (!known.contains(key)) bad_field(origin, key, "is not a field of a calibration profile (misspelt?)");
+    }
     Profile p;
     p.ranks = whole(j, "ranks", origin, "ranks", 2, 2);
     p.host = j.value("host", std::string());

@@ -75,6 +75,10 @@ TEST(ProfileValidation, AnUndamagedProfileLoads) {
 TEST(ProfileValidation, EachDamagedFieldIsAnInputErrorNamingTheFileAndTheField) {
   const std::vector<Damage> damages = {
       {"empty table", [](auto& d) { d["profile"]["message_hot"] = nlohmann::json::array(); }, {"message_hot", "no measurements"}},
+      {"one-row table",
+       [](auto& d) { d["profile"]["message_cold"] = nlohmann::json::array({{{"bytes", 1024}, {"us", 1.0}}}); },
+       {"message_cold", "one measurement", "two sizes"}},
+      {"misspelt field", [](auto& d) { d["profile"]["staged_hott"] = d["profile"]["staged_hot"]; }, {"staged_hott", "not a field"}},
       {"unsorted table",
        [](auto& d) { std::swap(d["profile"]["reduce_cold"][1], d["profile"]["reduce_cold"][3]); },
        {"reduce_cold[2].bytes", "ascending"}},

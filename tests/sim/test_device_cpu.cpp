@@ -69,13 +69,13 @@ TEST(CpuDevice, TheRooflineGivesBackEachKindsMeasuredRate) {
   EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::conv, flops, 0, Precision::amp), d.layer_seconds(LayerKind::conv, flops, 0, Precision::fp32));
 }
 
-// The smallest profile profile_from_json accepts: one row per table.
+// The smallest profile profile_from_json accepts: two rows per table.
 model::Profile minimal_profile() {
   model::Profile p;
   p.cpu_model = "Test CPU";
   for (model::SizeTable* t : {&p.message_hot, &p.message_cold, &p.reduce_hot, &p.reduce_cold, &p.copy_hot, &p.copy_cold}) {
-    t->bytes = {1024};
-    t->seconds = {1e-6};
+    t->bytes = {1024, 4096};
+    t->seconds = {1e-6, 2e-6};
   }
   return p;
 }
