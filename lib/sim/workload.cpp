@@ -180,6 +180,13 @@ Workload workload_from_json(const json& j, const std::string& where) {
     if (d == 0) r.fail(f, "is 0; give a positive dimension");
     w.input_shape.push_back(d);
   }
+  // The format's two shapes: an image is [channels, height, width], a sequence [tokens].
+  const std::size_t dims = w.unit == "images" ? 3 : 1;
+  if (w.input_shape.size() != dims) {
+    r.fail("input_shape", shape.dump() + " has " + std::to_string(w.input_shape.size()) + " dimensions; " +
+                              (w.unit == "images" ? "an image is [channels, height, width], e.g. [1, 28, 28]"
+                                                  : "a sequence is [tokens], e.g. [128]"));
+  }
   if (j.contains("encoded_sample_bytes"))
     w.encoded_sample_bytes = r.number(j["encoded_sample_bytes"], "encoded_sample_bytes", "the bytes of one stored sample");
   if (j.contains("sources")) {

@@ -124,6 +124,12 @@ TEST(WorkloadFile, NegativeAndFractionalNumbersAreRefused) {
   j = valid();
   j["input_shape"][1] = 0;
   expect_message(j, {"input_shape[1]", "positive dimension"});
+  j = valid();
+  j["input_shape"] = {28, 28};
+  expect_message(j, {"input_shape", "2 dimensions", "[channels, height, width]"});
+  j = valid();
+  j["unit"] = "sequences";
+  expect_message(j, {"input_shape", "3 dimensions", "[tokens]"});
 }
 
 // 1e300 FLOPs per sample once gave a 300-digit step time and 0 images/s: a typo or a unit mixed up.
