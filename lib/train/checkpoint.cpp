@@ -197,6 +197,16 @@ CheckpointMeta load_checkpoint(const std::string& path, const std::string& model
   };
   const std::int64_t optimizer_steps = bounded("optimizer_steps", kMaxSteps);
   const CheckpointCounters counters{bounded("epochs_done", limits::kMaxEpochs), bounded("global_step", kMaxSteps)};
+  // Every epoch takes at least one step, and every step at most one optimizer step: counters that
+  // say otherwise would resume the schedule and Adam's corrections from a place no run reached.
+  if (counters.epochs_done > counters.global_step) {
+    bad("header says " + std::to_string(counters.epochs_done) + " epochs done in " + std::to_string(counters.global_step) +
+        " steps, which no run does: the file is damaged; start afresh");
+  }
+  if (optimizer_steps > counters.global_step) {
+    bad("header says " + std::to_string(optimizer_steps) + " optimizer steps in " + std::to_string(counters.global_step) +
+        " training steps, which no run does: the file is damaged; start afresh");
+  }
   // Checked in the file's bytes, before anything is copied: a refused checkpoint leaves the model as it was.
   for (std::size_t at = body; at < body + nv + ns + no; at += sizeof(float)) {
     float x = 0;

@@ -127,6 +127,9 @@ TEST(CheckpointHeader, CountersBeyondAnyRunAndNonFiniteValuesAreRefused) {
             std::string::npos);
   EXPECT_NE(f.load_error_with("global_step", huge).find("\"global_step\" is"), std::string::npos);
   EXPECT_NE(f.load_error_with("optimizer_steps", huge).find("beyond any run"), std::string::npos);
+  // Counters no run reaches: more epochs than steps, more optimizer steps than steps.
+  EXPECT_NE(f.load_error_with("epochs_done", 11).find("11 epochs done in 10 steps"), std::string::npos);
+  EXPECT_NE(f.load_error_with("optimizer_steps", 12).find("12 optimizer steps in 10 training steps"), std::string::npos);
   std::string nan_arrays = f.arrays;
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::memcpy(nan_arrays.data(), &nan, sizeof nan);
