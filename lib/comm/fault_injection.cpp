@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 
 #include "comm/phases.h"
 #include "core/error.h"
@@ -61,9 +63,18 @@ FaultInjector::FaultInjector(int rank, int ranks) {
   }
   if (!known_phase(parts[0])) bad(value, "'" + parts[0] + "' is not a phase (" + phase_list() + ")");
   phase_ = parts[0];
+  value_ = value;
   // A rank beyond the job would arm nothing, and the test relying on it would pass without a fault.
   if (target >= ranks) bad(value, "rank " + parts[1] + " is not in this job of " + std::to_string(ranks) + " rank(s)");
   armed_ = target == rank;
+}
+
+FaultInjector::~FaultInjector() {
+  if (!armed_ || std::uncaught_exceptions() > 0) return;  // unwinding: the run failed anyway
+  const long seen = seen_.load();
+  if (seen >= nth_) return;
+  std::fprintf(stderr, "warning: %s=%s: this rank entered %s %ld time%s, not the %ld the fault waits for: nothing was raised\n",
+               kVariable, value_.c_str(), phase_.c_str(), seen, seen == 1 ? "" : "s", nth_);
 }
 
 void FaultInjector::enter(const char* phase) {

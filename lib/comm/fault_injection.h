@@ -7,6 +7,7 @@
 //   FaultInjector f(comm.rank(), comm.size());  // reads the variable; a malformed value, or a rank
 //                                               // the job does not have, is a usage error
 //   f.enter("allreduce");                  // raises the signal when this is the chosen entry
+// A rank whose chosen entry never came warns on stderr as it ends normally.
 #pragma once
 #include <atomic>
 #include <string>
@@ -16,11 +17,17 @@ namespace scalelab::comm {
 class FaultInjector {
  public:
   FaultInjector(int rank, int ranks);
+  // On a run that ends normally with its fault armed but never raised (a phase this command does
+  // not enter, or fewer entries than N), says so on stderr: the test relying on it had no fault.
+  ~FaultInjector();
+  FaultInjector(const FaultInjector&) = delete;
+  FaultInjector& operator=(const FaultInjector&) = delete;
   // Counts an entry into `phase`; raises the chosen signal on the chosen entry.
   void enter(const char* phase);
 
  private:
   bool armed_ = false;
+  std::string value_;  // the variable as given
   std::string phase_;
   int signal_ = 0;
   long nth_ = 1;
