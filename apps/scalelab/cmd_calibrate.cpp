@@ -6,6 +6,7 @@
 // measured while a rank did not get its core (load_report.h) is refused unless --force. Rank 0
 // also runs the GPU bandwidth test's pinned copies (gpu_copies_for_profile) and times the nn
 // engine's layers on one thread (sim/cpu_rates.h: "this machine" for the simulator) for the profile.
+#include <algorithm>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -129,17 +130,40 @@ int cmd_calibrate(const Args& args) {
     } else {
       std::printf("# no GPU figures: %s\n", g.reason.c_str());
     }
-    std::printf("# nn layers on 1 thread, batch %d (%s): conv %.1f GFLOP/s, dense %.1f GFLOP/s, "
-                "elementwise %.1f GB/s, max-pool %.1f GB/s\n",
-                prof.compute.batch, prof.compute.blas.c_str(), prof.compute.conv_flops_per_s * 1e-9,
-                prof.compute.matmul_flops_per_s * 1e-9, prof.compute.elementwise_bytes_per_s * 1e-9,
-                prof.compute.pool_bytes_per_s * 1e-9);
+    // The range a kind's measured shapes or sizes span, for the summary ("78-197").
+    const auto span = [](const model::ComputeRates& c, const char* kind) {
+      double lo = 0, hi = 0;
+      const auto take = [&](double v) {
+        lo = lo == 0 ? v : std::min(lo, v);
+        hi = std::max(hi, v);
+      };
+      for (const auto& x : c.shapes) {
+        if (x.kind == kind) take(x.flops_per_s);
+      }
+      for (const auto& x : c.traffic) {
+        if (x.kind == kind) take(x.bytes_per_s);
+      }
+      char text[48];
+      std::snprintf(text, sizeof text, "%.0f-%.0f", lo * 1e-9, hi * 1e-9);
+      return std::string(text);
+    };
+    const auto summary = [&](const model::ComputeRates& c) {
+      char text[512];
+      std::snprintf(text, sizeof text,
+                    "conv %.1f GFLOP/s, dense %.1f GFLOP/s, elementwise %.1f GB/s, max-pool %.1f GB/s, batch norm %.1f GB/s; "
+                    "the lab models' layers one by one: conv %s and dense %s GFLOP/s (%zu shapes), elementwise %s, "
+                    "pool %s, norm %s GB/s (%zu sizes)",
+                    c.conv_flops_per_s * 1e-9, c.matmul_flops_per_s * 1e-9, c.elementwise_bytes_per_s * 1e-9,
+                    c.pool_bytes_per_s * 1e-9, c.norm_bytes_per_s * 1e-9, span(c, "conv").c_str(),
+                    span(c, "matmul").c_str(), c.shapes.size(), span(c, "elementwise").c_str(), span(c, "pool").c_str(),
+                    span(c, "norm").c_str(), c.traffic.size());
+      return std::string(text);
+    };
+    std::printf("# nn layers on 1 thread, batch %d (%s): %s\n", prof.compute.batch, prof.compute.blas.c_str(),
+                summary(prof.compute).c_str());
     const model::ComputeRates& sh = prof.compute_shared;
     if (sh.measured) {
-      std::printf("# the same with %d ranks computing at once (each): conv %.1f GFLOP/s, dense %.1f GFLOP/s, "
-                  "elementwise %.1f GB/s, max-pool %.1f GB/s\n",
-                  comm->size(), sh.conv_flops_per_s * 1e-9, sh.matmul_flops_per_s * 1e-9,
-                  sh.elementwise_bytes_per_s * 1e-9, sh.pool_bytes_per_s * 1e-9);
+      std::printf("# the same with %d ranks computing at once (each): %s\n", comm->size(), summary(sh).c_str());
     } else {
       std::printf("# not timed with the ranks computing at once: %s\n", sh.reason.c_str());
     }

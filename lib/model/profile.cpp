@@ -178,6 +178,62 @@ GpuCopies gpu_from(const nlohmann::json& j, const std::string& origin) {
   return g;
 }
 
+nlohmann::json shapes_json(const std::vector<ComputeRates::Shape>& shapes) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& s : shapes) {
+    a.push_back({{"kind", s.kind}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"gflops_per_s", s.flops_per_s * 1e-9}});
+  }
+  return a;
+}
+
+std::vector<ComputeRates::Shape> shapes_from(const nlohmann::json& x, const std::string& origin, const std::string& key) {
+  std::vector<ComputeRates::Shape> out;
+  if (!x.contains("shapes")) return out;
+  const nlohmann::json& rows = x["shapes"];
+  if (!rows.is_array()) bad_field(origin, key + ".shapes", "is not an array of {kind, m, n, k, gflops_per_s}");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string at = key + ".shapes[" + std::to_string(i) + "]";
+    if (!rows[i].is_object()) bad_field(origin, at, "is not a {kind, m, n, k, gflops_per_s} object");
+    ComputeRates::Shape s;
+    const nlohmann::json kind = rows[i].value("kind", nlohmann::json());
+    if (kind != "conv" && kind != "matmul") bad_field(origin, at + ".kind", "is " + kind.dump() + ", not \"conv\" or \"matmul\"");
+    s.kind = kind.get<std::string>();
+    s.m = number(rows[i], "m", origin, at + ".m", 0, true);
+    s.n = number(rows[i], "n", origin, at + ".n", 0, true);
+    s.k = number(rows[i], "k", origin, at + ".k", 0, true);
+    s.flops_per_s = number(rows[i], "gflops_per_s", origin, at + ".gflops_per_s", 0, true, std::nullopt, kMaxGflops) * 1e9;
+    out.push_back(s);
+  }
+  return out;
+}
+
+nlohmann::json traffic_json(const std::vector<ComputeRates::Traffic>& rows) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& t : rows) a.push_back({{"kind", t.kind}, {"bytes", t.bytes}, {"GBps", t.bytes_per_s * 1e-9}});
+  return a;
+}
+
+std::vector<ComputeRates::Traffic> traffic_from(const nlohmann::json& x, const std::string& origin, const std::string& key) {
+  std::vector<ComputeRates::Traffic> out;
+  if (!x.contains("traffic")) return out;
+  const nlohmann::json& rows = x["traffic"];
+  if (!rows.is_array()) bad_field(origin, key + ".traffic", "is not an array of {kind, bytes, GBps}");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string at = key + ".traffic[" + std::to_string(i) + "]";
+    if (!rows[i].is_object()) bad_field(origin, at, "is not a {kind, bytes, GBps} object");
+    const nlohmann::json kind = rows[i].value("kind", nlohmann::json());
+    if (kind != "elementwise" && kind != "pool" && kind != "norm") {
+      bad_field(origin, at + ".kind", "is " + kind.dump() + ", not \"elementwise\", \"pool\" or \"norm\"");
+    }
+    ComputeRates::Traffic t;
+    t.kind = kind.get<std::string>();
+    t.bytes = number(rows[i], "bytes", origin, at + ".bytes", 0, true);
+    t.bytes_per_s = number(rows[i], "GBps", origin, at + ".GBps", 0, true, std::nullopt, kMaxGBps) * 1e9;
+    out.push_back(t);
+  }
+  return out;
+}
+
 nlohmann::json compute_json(const ComputeRates& c) {
   if (!c.measured) return {{"measured", false}, {"reason", c.reason}};
   return {{"measured", true},
@@ -187,7 +243,10 @@ nlohmann::json compute_json(const ComputeRates& c) {
           {"conv_gflops_per_s", c.conv_flops_per_s * 1e-9},
           {"matmul_gflops_per_s", c.matmul_flops_per_s * 1e-9},
           {"elementwise_GBps", c.elementwise_bytes_per_s * 1e-9},
-          {"pool_GBps", c.pool_bytes_per_s * 1e-9}};
+          {"pool_GBps", c.pool_bytes_per_s * 1e-9},
+          {"norm_GBps", c.norm_bytes_per_s * 1e-9},
+          {"shapes", shapes_json(c.shapes)},
+          {"traffic", traffic_json(c.traffic)}};
 }
 
 // `key`: "compute" or "compute_shared" (the same fields).
@@ -211,6 +270,10 @@ ComputeRates compute_from(const nlohmann::json& j, const std::string& origin, co
   c.matmul_flops_per_s = number(x, "matmul_gflops_per_s", origin, key + ".matmul_gflops_per_s", 0, true, std::nullopt, kMaxGflops) * 1e9;
   c.elementwise_bytes_per_s = number(x, "elementwise_GBps", origin, key + ".elementwise_GBps", 0, true, std::nullopt, kMaxGBps) * 1e9;
   c.pool_bytes_per_s = number(x, "pool_GBps", origin, key + ".pool_GBps", 0, true, std::nullopt, kMaxGBps) * 1e9;
+  // Both added after the first compute sections: absent means not measured (0, none).
+  c.norm_bytes_per_s = number(x, "norm_GBps", origin, key + ".norm_GBps", 0, false, 0.0, kMaxGBps) * 1e9;
+  c.shapes = shapes_from(x, origin, key);
+  c.traffic = traffic_from(x, origin, key);
   return c;
 }
 

@@ -65,6 +65,28 @@ struct ComputeRates {
   double matmul_flops_per_s = 0;       // Dense forward + backward at the cnn model's shapes
   double elementwise_bytes_per_s = 0;  // ReLU and Dropout forward + backward
   double pool_bytes_per_s = 0;         // MaxPool2D forward + backward
+  double norm_bytes_per_s = 0;         // BatchNorm forward + backward; 0 (older profiles): elementwise's
+  // The lab models' own matrix products, each timed alone: a convolution per image as the product
+  // of m = output channels, n = output pixels, k = input channels x kernel area; a dense layer as
+  // m = batch, n = outputs, k = inputs. The rate a product reaches depends on its shape (a
+  // 16-channel convolution runs at half the rate of the cnn's 64-channel one here), so the
+  // simulator prices each layer at the measured shape nearest to its own. Empty in older profiles.
+  struct Shape {
+    std::string kind;  // "conv" or "matmul"
+    double m = 0, n = 0, k = 0;
+    double flops_per_s = 0;
+  };
+  std::vector<Shape> shapes;
+  // The lab models' memory-bound layers (elementwise, pool, norm) timed alone at several batches:
+  // a layer's rate depends on whether its tensors stay in the caches, so the simulator reads each
+  // layer's rate off this table at the bytes one pass of it moves (its input and output). Empty
+  // in older profiles.
+  struct Traffic {
+    std::string kind;  // "elementwise", "pool" or "norm"
+    double bytes = 0;  // one pass (forward or backward): batch x (input + output) x 4
+    double bytes_per_s = 0;
+  };
+  std::vector<Traffic> traffic;
 };
 
 struct Profile {

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -12,13 +14,17 @@
 #include "core/rng.h"
 #include "core/stats.h"
 #include "core/timer.h"
+#include "nn/batch_norm.h"
 #include "nn/blas.h"
 #include "nn/compute.h"
 #include "nn/conv2d.h"
 #include "nn/dense.h"
 #include "nn/dropout.h"
+#include "nn/global_avg_pool.h"
 #include "nn/maxpool2d.h"
+#include "nn/model.h"
 #include "nn/relu.h"
+#include "nn/residual_block.h"
 
 namespace scalelab::sim {
 
@@ -77,6 +83,112 @@ double time_group(Group& group, int repeats) {
   return median(t);
 }
 
+// Median seconds of one step of `b`, after a warm-up; a step shorter than 0.2 ms is repeated
+// within each sample so that the clock's resolution and the call's own overhead do not set it.
+double time_one(Bench& b, int repeats) {
+  const double t0 = now_seconds();
+  b.step();
+  const double first = now_seconds() - t0;
+  const int inner = first > 2e-4 ? 1 : static_cast<int>(std::min(1000.0, std::ceil(2e-4 / std::max(first, 1e-7))));
+  std::vector<double> t;
+  for (int r = 0; r < repeats; ++r) {
+    const double a = now_seconds();
+    for (int i = 0; i < inner; ++i) b.step();
+    t.push_back((now_seconds() - a) / inner);
+  }
+  return median(t);
+}
+
+// The convolutions, dense layers and batch norms of the lab models (nn::model_names, on
+// Fashion-MNIST's 1x28x28 input), each shape once: what `scalelab train` runs here.
+struct LabLayers {
+  struct Conv {
+    nn::Conv2DOptions options;
+    nn::Shape in;
+    bool first = false;  // a model's first layer: no input gradient in training
+  };
+  struct Dense {
+    std::size_t units = 0;
+    nn::Activation activation = nn::Activation::none;
+    nn::Shape in;
+    bool first = false;
+  };
+  // A memory-bound layer: its kind, how to make one like it, and its input.
+  struct Memory {
+    LayerKind kind = LayerKind::elementwise;
+    std::string what;  // type and settings, to tell repeats apart ("Dropout 0.25")
+    std::function<std::unique_ptr<nn::Layer>()> make;
+    nn::Shape in;
+  };
+  std::vector<Conv> convs;
+  std::vector<Dense> denses;
+  std::vector<nn::Shape> norms;
+  std::vector<Memory> memory;
+};
+
+LabLayers lab_layers() {
+  LabLayers out;
+  const auto same_conv = [](const LabLayers::Conv& a, const LabLayers::Conv& b) {
+    return a.in == b.in && a.first == b.first && a.options.filters == b.options.filters && a.options.kernel == b.options.kernel &&
+           a.options.stride == b.options.stride && a.options.pad == b.options.pad &&
+           a.options.activation == b.options.activation && a.options.bias == b.options.bias;
+  };
+  const auto add_conv = [&](const LabLayers::Conv& c) {
+    if (std::none_of(out.convs.begin(), out.convs.end(), [&](const auto& x) { return same_conv(x, c); })) out.convs.push_back(c);
+  };
+  const auto add_memory = [&](LayerKind kind, const std::string& what, std::function<std::unique_ptr<nn::Layer>()> make,
+                               const nn::Shape& in) {
+    if (std::none_of(out.memory.begin(), out.memory.end(), [&](const auto& x) { return x.what == what && x.in == in; })) {
+      out.memory.push_back({kind, what, std::move(make), in});
+    }
+  };
+  const auto add_norm = [&](const nn::Shape& in) {
+    if (std::find(out.norms.begin(), out.norms.end(), in) == out.norms.end()) out.norms.push_back(in);
+    add_memory(LayerKind::norm, "BatchNorm", [] { return std::make_unique<nn::BatchNorm>(); }, in);
+  };
+  for (const std::string& name : nn::model_names()) {
+    const auto m = nn::make_model(name, nn::Shape{1, 28, 28}, 10, 1);
+    for (std::size_t i = 0; i < m->layer_count(); ++i) {
+      const nn::Layer& l = m->layer(i);
+      const nn::Shape in = i ? m->layer_output_shape(i - 1) : m->input_shape();
+      if (const auto* c = dynamic_cast<const nn::Conv2D*>(&l)) add_conv({c->options(), in, i == 0});
+      if (const auto* d = dynamic_cast<const nn::Dense*>(&l)) {
+        const LabLayers::Dense x{m->layer_output_shape(i)[0], d->activation(), in, i == 0};
+        if (std::none_of(out.denses.begin(), out.denses.end(), [&](const auto& y) {
+              return y.units == x.units && y.activation == x.activation && y.in == x.in && y.first == x.first;
+            })) {
+          out.denses.push_back(x);
+        }
+      }
+      if (dynamic_cast<const nn::BatchNorm*>(&l) != nullptr) add_norm(in);
+      if (dynamic_cast<const nn::ReLU*>(&l) != nullptr) {
+        add_memory(LayerKind::elementwise, "ReLU", [] { return std::make_unique<nn::ReLU>(); }, in);
+      }
+      if (const auto* d = dynamic_cast<const nn::Dropout*>(&l)) {
+        const float rate = d->rate();
+        add_memory(LayerKind::elementwise, "Dropout " + std::to_string(rate), [rate] { return std::make_unique<nn::Dropout>(rate); }, in);
+      }
+      if (const auto* p = dynamic_cast<const nn::MaxPool2D*>(&l)) {
+        const std::size_t pool = p->pool(), stride = p->stride();
+        add_memory(LayerKind::pool, "MaxPool2D " + std::to_string(pool) + " " + std::to_string(stride),
+                   [pool, stride] { return std::make_unique<nn::MaxPool2D>(pool, stride); }, in);
+      }
+      if (dynamic_cast<const nn::GlobalAvgPool*>(&l) != nullptr) {
+        add_memory(LayerKind::pool, "GlobalAvgPool", [] { return std::make_unique<nn::GlobalAvgPool>(); }, in);
+      }
+      if (const auto* b = dynamic_cast<const nn::ResidualBlock*>(&l)) {
+        for (const auto& part : b->parts()) {
+          if (part.name == "conv1") add_conv({b->conv1().options(), part.in, false});
+          if (part.name == "conv2") add_conv({b->conv2().options(), part.in, false});
+          if (part.name == "shortcut") add_conv({b->shortcut().options(), part.in, false});
+          if (part.type == "BatchNormalization") add_norm(part.in);
+        }
+      }
+    }
+  }
+  return out;
+}
+
 // Restores the compute thread count when the measurement ends (also on an exception).
 struct ThreadsGuard {
   int saved = nn::compute_threads();
@@ -128,8 +240,38 @@ CpuRates measure_cpu_rates(const CpuRateOptions& o) {
   r.rate[idx(LayerKind::pool)] = total(pool, false) / time_group(pool, repeats);
   for (LayerKind k : {LayerKind::conv, LayerKind::matmul, LayerKind::elementwise, LayerKind::pool}) r.measured[idx(k)] = true;
   r.rate[idx(LayerKind::attention)] = r.rate[idx(LayerKind::matmul)];
-  r.rate[idx(LayerKind::norm)] = r.rate[idx(LayerKind::elementwise)];
   r.rate[idx(LayerKind::embedding)] = r.rate[idx(LayerKind::elementwise)];
+
+  // The lab models' own layers, shape by shape: convolutions at `batch` (one product per image,
+  // so the batch barely matters), dense layers at 1, 4 and 16 times it (the batch is one side of
+  // their product), and the batch norms together as the norm kind's rate.
+  const LabLayers lab = lab_layers();
+  for (const auto& c : lab.convs) {
+    Bench b(std::make_unique<nn::Conv2D>(c.options), c.in, batch, !c.first);
+    const nn::Shape& out = b.out_shape;
+    r.shapes.push_back({LayerKind::conv,
+                        {double(c.options.filters), double(out[1] * out[2]), double(c.in[0] * c.options.kernel * c.options.kernel)},
+                        b.flops(batch) / time_one(b, repeats)});
+  }
+  for (const auto& d : lab.denses) {
+    for (const std::size_t per_call : {batch, 4 * batch, 16 * batch}) {
+      Bench b(std::make_unique<nn::Dense>(d.units, d.activation), d.in, per_call, !d.first);
+      r.shapes.push_back({LayerKind::matmul, {double(per_call), double(d.units), double(d.in.numel())},
+                          b.flops(per_call) / time_one(b, repeats)});
+    }
+  }
+  // The memory-bound layers at a quarter of the batch to 16 times it: from in the caches to memory.
+  for (const auto& x : lab.memory) {
+    for (const std::size_t per_call : {std::max<std::size_t>(1, batch / 4), batch, 4 * batch, 16 * batch}) {
+      Bench b(x.make(), x.in, per_call, true);
+      const double pass_bytes = b.bytes(per_call) / 2;  // bytes() counts forward and backward
+      r.traffic.push_back({x.kind, pass_bytes, b.bytes(per_call) / time_one(b, repeats)});
+    }
+  }
+  Group norms;
+  for (const nn::Shape& in : lab.norms) add(norms, std::make_unique<nn::BatchNorm>(), in, true);
+  r.rate[idx(LayerKind::norm)] = norms.empty() ? r.rate[idx(LayerKind::elementwise)] : total(norms, false) / time_group(norms, repeats);
+  r.measured[idx(LayerKind::norm)] = !norms.empty();
   return r;
 }
 
@@ -143,6 +285,11 @@ model::ComputeRates to_compute_rates(const CpuRates& r) {
   c.matmul_flops_per_s = r.rate[idx(LayerKind::matmul)];
   c.elementwise_bytes_per_s = r.rate[idx(LayerKind::elementwise)];
   c.pool_bytes_per_s = r.rate[idx(LayerKind::pool)];
+  c.norm_bytes_per_s = r.measured[idx(LayerKind::norm)] ? r.rate[idx(LayerKind::norm)] : 0.0;
+  for (const ShapeRate& x : r.shapes) {
+    c.shapes.push_back({std::string(name_of(x.kind)), x.shape.m, x.shape.n, x.shape.k, x.flops_per_s});
+  }
+  for (const TrafficRate& x : r.traffic) c.traffic.push_back({std::string(name_of(x.kind)), x.bytes, x.bytes_per_s});
   return c;
 }
 
@@ -155,10 +302,13 @@ CpuRates cpu_rates_from(const model::ComputeRates& c) {
   r.rate[idx(LayerKind::matmul)] = c.matmul_flops_per_s;
   r.rate[idx(LayerKind::attention)] = c.matmul_flops_per_s;
   r.rate[idx(LayerKind::elementwise)] = c.elementwise_bytes_per_s;
-  r.rate[idx(LayerKind::norm)] = c.elementwise_bytes_per_s;
+  r.rate[idx(LayerKind::norm)] = c.norm_bytes_per_s > 0 ? c.norm_bytes_per_s : c.elementwise_bytes_per_s;
   r.rate[idx(LayerKind::embedding)] = c.elementwise_bytes_per_s;
   r.rate[idx(LayerKind::pool)] = c.pool_bytes_per_s;
   for (LayerKind k : {LayerKind::conv, LayerKind::matmul, LayerKind::elementwise, LayerKind::pool}) r.measured[idx(k)] = true;
+  r.measured[idx(LayerKind::norm)] = c.norm_bytes_per_s > 0;
+  for (const auto& x : c.shapes) r.shapes.push_back({parse_layer_kind(x.kind), {x.m, x.n, x.k}, x.flops_per_s});
+  for (const auto& x : c.traffic) r.traffic.push_back({parse_layer_kind(x.kind), x.bytes, x.bytes_per_s});
   return r;
 }
 
@@ -168,6 +318,7 @@ DeviceSpec cpu_device(const CpuRates& r, const std::string& title) {
     double& peak = compute_bound(static_cast<LayerKind>(k)) ? peak_flops : peak_bytes;
     peak = std::max(peak, r.rate[k]);
   }
+  for (const ShapeRate& x : r.shapes) peak_flops = std::max(peak_flops, x.flops_per_s);
   if (!(peak_flops > 0 && peak_bytes > 0)) {
     throw_input("cpu rates: a measured rate is missing or not positive; run 'scalelab calibrate' again");
   }
@@ -184,13 +335,26 @@ DeviceSpec cpu_device(const CpuRates& r, const std::string& title) {
     if (compute_bound(static_cast<LayerKind>(k))) d.efficiency[k] = {r.rate[k] / peak_flops, 1.0};
     else d.efficiency[k] = {1.0, r.rate[k] / peak_bytes};
   }
+  d.shape_rates = r.shapes;
+  d.traffic_rates = r.traffic;
   char line[256];
   std::snprintf(line, sizeof line,
                 "nn engine's layers timed on %d thread(s), batch %d (%s): conv %.1f GFLOP/s, matmul %.1f GFLOP/s, "
-                "elementwise %.1f GB/s, pool %.1f GB/s",
+                "elementwise %.1f GB/s, pool %.1f GB/s, norm %.1f GB/s%s",
                 r.threads, r.batch, r.blas.c_str(), r.rate[idx(LayerKind::conv)] * 1e-9, r.rate[idx(LayerKind::matmul)] * 1e-9,
-                r.rate[idx(LayerKind::elementwise)] * 1e-9, r.rate[idx(LayerKind::pool)] * 1e-9);
+                r.rate[idx(LayerKind::elementwise)] * 1e-9, r.rate[idx(LayerKind::pool)] * 1e-9,
+                r.rate[idx(LayerKind::norm)] * 1e-9, r.measured[idx(LayerKind::norm)] ? "" : " (the elementwise rate)");
   d.sources.emplace_back(line);
+  if (!r.shapes.empty()) {
+    d.sources.push_back(std::to_string(r.shapes.size()) +
+                        " product shapes of the lab models timed one by one: each convolution and dense layer priced at "
+                        "the nearest");
+  }
+  if (!r.traffic.empty()) {
+    d.sources.push_back(std::to_string(r.traffic.size()) +
+                        " memory-bound layers of the lab models timed at several batches: each such layer priced at "
+                        "the rate of its own size");
+  }
   return d;
 }
 

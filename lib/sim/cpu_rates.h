@@ -7,8 +7,17 @@
 //   - elementwise: nn::ReLU and nn::Dropout; pool: nn::MaxPool2D(2) on 64x24x24.
 // Compute-bound kinds in FLOP/s (nn::Layer::flops), memory-bound kinds in bytes/s counting each
 // layer's input and output once forward and once backward (2 x (in + out) x 4 bytes per image).
-// Kinds the cnn model lacks borrow a measured rate: attention the matmul's (the same sgemm), norm
-// and embedding the elementwise one (one streaming pass each way).
+// Kinds the cnn model lacks: norm is nn::BatchNorm timed at the lab models' batch norms; attention
+// borrows the matmul's rate (the same sgemm) and embedding the elementwise one.
+// Besides these per-kind rates, every convolution and dense layer of the lab models (cnn, mlp,
+// resnet, trivial) is timed alone at its own shape (dense layers at 1, 4 and 16 times the batch),
+// as DeviceSpec::shape_rates: a product's rate depends on its shape (here the resnet's 16- and
+// 32-channel convolutions reach about half the cnn's 64-channel one, and a dense layer gains a
+// third from batch 32 to 128), so the simulator prices each layer at the nearest measured shape.
+// Likewise every elementwise, pooling and batch-norm layer of the lab models is timed alone at a
+// quarter of the batch to 16 times it (DeviceSpec::traffic_rates): in the caches such a layer
+// moves its bytes several times faster than from memory, so the simulator reads each layer's rate
+// off its kind's table at the bytes one pass of it moves.
 // `scalelab calibrate` stores the figures in its profile (model::ComputeRates, plain numbers);
 // device_from_profile turns them back into a DeviceSpec of kind "cpu".
 //
@@ -17,6 +26,7 @@
 #pragma once
 #include <array>
 #include <string>
+#include <vector>
 
 #include "model/profile.h"
 #include "sim/device.h"
@@ -29,6 +39,8 @@ namespace scalelab::sim {
 struct CpuRates {
   std::array<double, kLayerKinds> rate{};      // per LayerKind: FLOP/s or bytes/s (compute_bound)
   std::array<bool, kLayerKinds> measured{};    // false: borrowed from a measured kind (see above)
+  std::vector<ShapeRate> shapes;               // the lab models' products, shape by shape (below)
+  std::vector<TrafficRate> traffic;            // their memory-bound layers, at several batches (below)
   std::string blas;                            // nn::blas_description()
   int threads = 1;
   int batch = 0;

@@ -154,11 +154,47 @@ bool DeviceSpec::on_tensor_cores(Precision p) const {
   return (p == Precision::tf32 && tf32_tflops > 0) || (p == Precision::amp && amp_tflops > 0);
 }
 
-double DeviceSpec::layer_seconds(LayerKind k, double flops, double bytes, Precision p) const {
+const ShapeRate* DeviceSpec::nearest_shape(LayerKind k, const GemmShape& shape) const {
+  const ShapeRate* best = nullptr;
+  double best_d = 0;
+  for (const ShapeRate& s : shape_rates) {
+    if (s.kind != k) continue;
+    const double dm = std::log(shape.m / s.shape.m), dn = std::log(shape.n / s.shape.n), dk = std::log(shape.k / s.shape.k);
+    const double d = dm * dm + dn * dn + dk * dk;
+    if (best == nullptr || d < best_d) {
+      best = &s;
+      best_d = d;
+    }
+  }
+  return best;
+}
+
+double DeviceSpec::memory_Bps(LayerKind k, double bytes) const {
+  std::vector<std::pair<double, double>> pts;  // (bytes, bytes/s), this kind's
+  for (const TrafficRate& t : traffic_rates) {
+    if (t.kind == k) pts.emplace_back(t.bytes, t.bytes_per_s);
+  }
+  if (pts.empty() || !(bytes > 0)) return mem_bw_GBps * 1e9 * of(k).memory;
+  std::sort(pts.begin(), pts.end());
+  if (bytes <= pts.front().first) return pts.front().second;
+  if (bytes >= pts.back().first) return pts.back().second;
+  const auto hi = std::upper_bound(pts.begin(), pts.end(), std::make_pair(bytes, 0.0),
+                                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const auto lo = hi - 1;
+  const double x0 = std::log(lo->first), x1 = std::log(hi->first);
+  if (!(x1 > x0)) return 0.5 * (lo->second + hi->second);
+  const double t = (std::log(bytes) - x0) / (x1 - x0);
+  return std::exp(std::log(lo->second) + t * (std::log(hi->second) - std::log(lo->second)));
+}
+
+double DeviceSpec::layer_seconds(LayerKind k, double flops, double bytes, Precision p,
+                                 const std::optional<GemmShape>& shape) const {
   const Efficiency& e = of(k);
   const double fraction = on_tensor_cores(p) ? e.tensor : e.compute;
-  const double compute_s = flops > 0 ? flops / (peak_flops(p) * fraction) : 0.0;
-  const double memory_s = bytes > 0 ? bytes / (mem_bw_GBps * 1e9 * e.memory) : 0.0;
+  const ShapeRate* measured = shape ? nearest_shape(k, *shape) : nullptr;
+  const double rate = measured != nullptr ? measured->flops_per_s : peak_flops(p) * fraction;
+  const double compute_s = flops > 0 ? flops / rate : 0.0;
+  const double memory_s = bytes > 0 ? bytes / memory_Bps(k, bytes) : 0.0;
   return std::max(compute_s, memory_s);
 }
 

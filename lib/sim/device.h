@@ -9,6 +9,7 @@
 //   double t = v100.layer_seconds(LayerKind::conv, flops, bytes, Precision::amp);
 #pragma once
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,20 @@ struct Efficiency {
   double tensor = 0.5;
 };
 
+// One matrix product shape measured on this machine's CPU and the rate it reached (sim/cpu_rates.h).
+struct ShapeRate {
+  LayerKind kind = LayerKind::conv;
+  GemmShape shape;
+  double flops_per_s = 0;
+};
+
+// One memory-bound layer measured on this machine's CPU: the bytes one pass moves and the rate.
+struct TrafficRate {
+  LayerKind kind = LayerKind::elementwise;
+  double bytes = 0;
+  double bytes_per_s = 0;
+};
+
 struct DeviceSpec {
   std::string name;          // "v100-sxm2-16gb"
   std::string title;         // "NVIDIA V100 SXM2 16 GB"
@@ -49,6 +64,14 @@ struct DeviceSpec {
   double mem_bw_GBps = 0;
   double memory_GiB = 0;
   std::array<Efficiency, kLayerKinds> efficiency{};  // indexed by LayerKind
+  // This machine's CPU: the products measured shape by shape. A layer of a kind measured so is
+  // priced at the rate of the measured shape nearest to its own (log m, n, k), in place of its
+  // kind's fraction. Empty for the catalog's GPUs and for profiles made before they were measured.
+  std::vector<ShapeRate> shape_rates;
+  // This machine's CPU: memory-bound layers measured at several sizes. A layer of a kind measured
+  // so moves its bytes at the rate interpolated (log-log) at its own bytes, clamped to the ends,
+  // in place of bandwidth x its kind's fraction: in the caches or from memory, as its size says.
+  std::vector<TrafficRate> traffic_rates;
   std::vector<std::string> sources;
 
   [[nodiscard]] double peak_flops(Precision p) const;  // FLOP/s
@@ -56,7 +79,14 @@ struct DeviceSpec {
   [[nodiscard]] bool on_tensor_cores(Precision p) const;
   [[nodiscard]] const Efficiency& of(LayerKind k) const { return efficiency[static_cast<std::size_t>(k)]; }
   // Seconds for `flops` FLOPs moving `bytes` bytes on a layer of kind `k`: the roofline.
-  [[nodiscard]] double layer_seconds(LayerKind k, double flops, double bytes, Precision p) const;
+  // `shape`, when given, selects a measured shape's rate (shape_rates) for the compute side.
+  [[nodiscard]] double layer_seconds(LayerKind k, double flops, double bytes, Precision p,
+                                     const std::optional<GemmShape>& shape = std::nullopt) const;
+  // Bytes/s for `bytes` moved by one pass of a kind-k layer: traffic_rates where that kind was
+  // measured, else the bandwidth times the kind's memory fraction.
+  [[nodiscard]] double memory_Bps(LayerKind k, double bytes) const;
+  // The measured shape of kind k nearest to `shape`, or nullptr when none of that kind was measured.
+  [[nodiscard]] const ShapeRate* nearest_shape(LayerKind k, const GemmShape& shape) const;
 };
 
 // Names of the catalog's devices (data/devices, embedded at build time), sorted.

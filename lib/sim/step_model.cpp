@@ -107,7 +107,8 @@ StepResult simulate_step(const StepInputs& in) {
     const WorkloadLayer& l = w.layers[i];
     const double params = static_cast<double>(l.params);
     r.layer_forward_s[i] = dev.layer_seconds(l.kind, batch * l.forward_flops,
-                                             batch * (l.in_elems + l.out_elems) * ab + params * wb, o.precision) +
+                                             batch * (l.in_elems + l.out_elems) * ab + params * wb, o.precision,
+                                             gemm_shape(l, batch)) +
                            activation_s(l, 2);
     r.parts.forward_s += r.layer_forward_s[i];
   }
@@ -119,7 +120,8 @@ StepResult simulate_step(const StepInputs& in) {
     // Read the output's gradient, write the input's (the convention this machine's rates were
     // measured with, sim/cpu_rates.h); read the weights, write their gradient.
     const double bytes = batch * (l.in_elems + l.out_elems) * ab + 2.0 * params * wb;
-    r.layer_backward_s[i] = dev.layer_seconds(l.kind, batch * flops, bytes, o.precision) + activation_s(l, 3);
+    r.layer_backward_s[i] = dev.layer_seconds(l.kind, batch * flops, bytes, o.precision, gemm_shape(l, batch)) +
+                            activation_s(l, 3);
     t += r.layer_backward_s[i];
     done_after[i] = t;
   }
@@ -169,8 +171,10 @@ StepResult simulate_step(const StepInputs& in) {
     r.parts.exposed_comm_s = std::max(0.0, free_at - backward_one);
   }
 
-  const double memory_Bps = dev.mem_bw_GBps * 1e9 * dev.of(LayerKind::elementwise).memory;
-  r.parts.optimizer_s = memory_Bps > 0 ? static_cast<double>(w.parameters()) * o.optimizer_bytes_per_param / memory_Bps : 0.0;
+  // The optimizer streams over the parameters and its state once: an elementwise pass of that size.
+  const double optimizer_bytes = static_cast<double>(w.parameters()) * o.optimizer_bytes_per_param;
+  const double memory_Bps = dev.memory_Bps(LayerKind::elementwise, optimizer_bytes);
+  r.parts.optimizer_s = memory_Bps > 0 ? optimizer_bytes / memory_Bps : 0.0;
 
   // The pipeline: decoding on the host's cores and the copy to the device overlap each other and,
   // with prefetch, the step.

@@ -160,6 +160,18 @@ double Workload::forward_flops() const {
   return f;
 }
 
+std::optional<GemmShape> gemm_shape(const WorkloadLayer& l, double batch) {
+  if (l.kind == LayerKind::matmul && l.in_elems > 0 && l.out_elems > 0 && batch > 0) {
+    return GemmShape{batch, l.out_elems, l.in_elems};
+  }
+  if (l.kind == LayerKind::conv && l.forward_flops > 0 && l.out_elems > 0 && l.params > 0) {
+    const double k = l.forward_flops / (2.0 * l.out_elems);
+    const double m = static_cast<double>(l.params) / k;
+    return GemmShape{m, l.out_elems / m, k};
+  }
+  return std::nullopt;
+}
+
 Workload workload_from_json(const json& j, const std::string& where) {
   const Reader r{where};
   if (!j.is_object()) r.fail("(top level)", "is not a JSON object; a workload file is {\"format\": \"" + std::string(kFormat) + "\", ...}");

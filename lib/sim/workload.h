@@ -9,6 +9,7 @@
 //   w.parameters(), w.forward_flops(), w.layers[i].kind
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,15 @@ struct WorkloadLayer {
   // elementwise pass a framework runs; on this machine's CPU it is inside the layer's measured rate.
   std::string activation;
 };
+
+// A convolution or dense layer as the matrix product it is: a convolution per sample, m = output
+// channels, n = output pixels, k = input channels x kernel area (from its FLOPs, parameters and
+// output, so a bias counts as a little more m); a dense layer m = the batch, n = outputs, k =
+// inputs. Nothing for the other kinds, or a layer without the figures.
+struct GemmShape {
+  double m = 0, n = 0, k = 0;
+};
+[[nodiscard]] std::optional<GemmShape> gemm_shape(const WorkloadLayer& l, double batch);
 
 struct Workload {
   std::string name;                  // "resnet50"

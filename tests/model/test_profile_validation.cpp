@@ -120,6 +120,19 @@ TEST(ProfileValidation, EachDamagedFieldIsAnInputErrorNamingTheFileAndTheField) 
       {"compute zero threads", [](auto& d) { d["profile"]["compute"]["threads"] = 0; }, {"compute.threads", "at least 1"}},
       {"compute negative batch", [](auto& d) { d["profile"]["compute"]["batch"] = -1; }, {"compute.batch"}},
       {"compute zero rate", [](auto& d) { d["profile"]["compute"]["pool_GBps"] = 0; }, {"compute.pool_GBps", "above 0"}},
+      {"shape of another kind",
+       [](auto& d) { d["profile"]["compute"]["shapes"] = {{{"kind", "attention"}, {"m", 1}, {"n", 1}, {"k", 1}, {"gflops_per_s", 1}}}; },
+       {"compute.shapes[0].kind", "\"conv\" or \"matmul\""}},
+      {"shape of no size",
+       [](auto& d) { d["profile"]["compute"]["shapes"] = {{{"kind", "conv"}, {"m", 0}, {"n", 1}, {"k", 1}, {"gflops_per_s", 1}}}; },
+       {"compute.shapes[0].m", "above 0"}},
+      {"traffic rate beyond any machine",
+       [](auto& d) { d["profile"]["compute"]["traffic"] = {{{"kind", "norm"}, {"bytes", 1e6}, {"GBps", 1e300}}}; },
+       {"compute.traffic[0].GBps", "beyond any machine"}},
+      {"traffic of a compute kind",
+       [](auto& d) { d["profile"]["compute"]["traffic"] = {{{"kind", "conv"}, {"bytes", 1e6}, {"GBps", 10}}}; },
+       {"compute.traffic[0].kind"}},
+      {"negative norm rate", [](auto& d) { d["profile"]["compute"]["norm_GBps"] = -1; }, {"compute.norm_GBps"}},
   };
   for (const Damage& dmg : damages) {
     nlohmann::json doc = saved_profile();

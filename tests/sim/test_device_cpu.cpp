@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -16,7 +18,9 @@
 #include "model/profile.h"
 #include "nn/compute.h"
 #include "sim/cpu_rates.h"
+#include "nn/model.h"
 #include "sim/scaling.h"
+#include "sim/workload.h"
 
 namespace scalelab::sim {
 namespace {
@@ -33,10 +37,35 @@ TEST(CpuRates, MeasuredOnOneThreadWithPositiveRatesAndTheThreadCountRestored) {
   EXPECT_FALSE(r.blas.empty());
   for (std::size_t k = 0; k < kLayerKinds; ++k) EXPECT_GT(r.rate[k], 0) << k;
   for (LayerKind k : {LayerKind::conv, LayerKind::matmul, LayerKind::elementwise, LayerKind::pool}) EXPECT_TRUE(r.measured[idx(k)]);
-  // Kinds the cnn model lacks borrow a measured kind's rate.
+  // Kinds no lab model has borrow a measured kind's rate; the resnet's batch norms are timed.
   EXPECT_FALSE(r.measured[idx(LayerKind::attention)]);
   EXPECT_DOUBLE_EQ(r.rate[idx(LayerKind::attention)], r.rate[idx(LayerKind::matmul)]);
-  EXPECT_DOUBLE_EQ(r.rate[idx(LayerKind::norm)], r.rate[idx(LayerKind::elementwise)]);
+  EXPECT_TRUE(r.measured[idx(LayerKind::norm)]);
+}
+
+// Every convolution and dense layer of every lab model finds its own shape among the measured
+// ones (a convolution's bias makes its m up to 1/k larger), and every memory-bound kind the lab
+// models have is measured at several sizes.
+TEST(CpuRates, EveryLabModelsProductAndMemoryLayerIsMeasured) {
+  const CpuRates r = measure_cpu_rates({.quick = true, .batch = 4});
+  const DeviceSpec d = cpu_device(r);
+  for (const ShapeRate& x : r.shapes) EXPECT_GT(x.flops_per_s, 0);
+  for (const TrafficRate& x : r.traffic) EXPECT_GT(x.bytes_per_s, 0);
+  for (const std::string& name : nn::model_names()) {
+    const Workload w = workload_from_model(*nn::make_model(name, nn::Shape{1, 28, 28}, 10, 1));
+    for (const WorkloadLayer& l : w.layers) {
+      if (const auto shape = gemm_shape(l, 4)) {
+        const ShapeRate* near = d.nearest_shape(l.kind, *shape);
+        ASSERT_NE(near, nullptr) << name << " " << l.name;
+        EXPECT_LT(std::abs(std::log(shape->m / near->shape.m)), 0.12) << name << " " << l.name;
+        EXPECT_LT(std::abs(std::log(shape->n / near->shape.n)), 0.12) << name << " " << l.name;
+        EXPECT_DOUBLE_EQ(shape->k, near->shape.k) << name << " " << l.name;
+        continue;
+      }
+      const auto sizes = std::count_if(r.traffic.begin(), r.traffic.end(), [&](const auto& t) { return t.kind == l.kind; });
+      EXPECT_GE(sizes, 4) << name << " " << l.name << " (" << name_of(l.kind) << ")";
+    }
+  }
 }
 
 CpuRates made_up() {
@@ -80,6 +109,27 @@ model::Profile minimal_profile() {
   return p;
 }
 
+// A layer of a measured kind is priced at the nearest measured shape; the memory side of a kind
+// measured at several sizes follows the size, log-log between the points and flat beyond them.
+TEST(CpuDevice, ProductsTakeTheNearestShapesRateAndTrafficItsSizesRate) {
+  DeviceSpec d = cpu_device(made_up());
+  d.shape_rates = {{LayerKind::conv, {16, 784, 144}, 100e9}, {LayerKind::conv, {64, 576, 288}, 200e9},
+                   {LayerKind::matmul, {128, 256, 784}, 220e9}};
+  d.traffic_rates = {{LayerKind::elementwise, 1e6, 100e9}, {LayerKind::elementwise, 1e8, 10e9}};
+  const double flops = 1e9;
+  EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::conv, flops, 0, Precision::fp32, GemmShape{16, 800, 150}), flops / 100e9);
+  EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::conv, flops, 0, Precision::fp32, GemmShape{60, 500, 300}), flops / 200e9);
+  EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::matmul, flops, 0, Precision::fp32, GemmShape{32, 10, 64}), flops / 220e9);
+  // Without a shape, or of a kind with no measured shape: the kind's own rate.
+  EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::conv, flops, 0, Precision::fp32), flops / 60e9);
+  EXPECT_EQ(d.nearest_shape(LayerKind::attention, GemmShape{1, 1, 1}), nullptr);
+  EXPECT_DOUBLE_EQ(d.memory_Bps(LayerKind::elementwise, 1e5), 100e9);
+  EXPECT_DOUBLE_EQ(d.memory_Bps(LayerKind::elementwise, 1e9), 10e9);
+  EXPECT_NEAR(d.memory_Bps(LayerKind::elementwise, 1e7), std::sqrt(100e9 * 10e9), 1e3);
+  EXPECT_DOUBLE_EQ(d.memory_Bps(LayerKind::pool, 1e7), 6e9);  // no table: the kind's rate
+  EXPECT_NEAR(d.layer_seconds(LayerKind::elementwise, 0, 1e7, Precision::fp32), 1e7 / std::sqrt(100e9 * 10e9), 1e-12);
+}
+
 TEST(ProfileCompute, TheComputeSectionRoundTrips) {
   model::Profile p = minimal_profile();
   p.compute = to_compute_rates(made_up());
@@ -95,6 +145,34 @@ TEST(ProfileCompute, TheComputeSectionRoundTrips) {
   EXPECT_EQ(d.kind, "cpu");
   EXPECT_NE(d.title.find("Test CPU"), std::string::npos);
   EXPECT_NEAR(d.layer_seconds(LayerKind::conv, 6e9, 0, Precision::fp32), 0.1, 1e-12);
+  // Without shapes, traffic or a norm rate (a profile from before them): the kinds' rates.
+  EXPECT_TRUE(q.compute.shapes.empty());
+  EXPECT_TRUE(q.compute.traffic.empty());
+  EXPECT_DOUBLE_EQ(q.compute.norm_bytes_per_s, 0);
+  EXPECT_NEAR(d.layer_seconds(LayerKind::norm, 0, 1.2e9, Precision::fp32), 0.1, 1e-12);  // elementwise's 12 GB/s
+}
+
+TEST(ProfileCompute, ShapesTrafficAndTheNormRateRoundTrip) {
+  model::Profile p = minimal_profile();
+  CpuRates r = made_up();
+  r.rate[idx(LayerKind::norm)] = 3e9;
+  r.measured[idx(LayerKind::norm)] = true;
+  r.shapes = {{LayerKind::conv, {16, 784, 144}, 100e9}, {LayerKind::matmul, {128, 256, 784}, 220e9}};
+  r.traffic = {{LayerKind::norm, 2e6, 4e9}, {LayerKind::pool, 1e6, 50e9}};
+  p.compute = to_compute_rates(r);
+  const model::Profile q = model::profile_from_json(model::to_json(p), "test profile");
+  EXPECT_DOUBLE_EQ(q.compute.norm_bytes_per_s, 3e9);
+  ASSERT_EQ(q.compute.shapes.size(), 2u);
+  EXPECT_EQ(q.compute.shapes[1].kind, "matmul");
+  EXPECT_DOUBLE_EQ(q.compute.shapes[1].m, 128);
+  EXPECT_DOUBLE_EQ(q.compute.shapes[1].flops_per_s, 220e9);
+  ASSERT_EQ(q.compute.traffic.size(), 2u);
+  EXPECT_EQ(q.compute.traffic[0].kind, "norm");
+  EXPECT_DOUBLE_EQ(q.compute.traffic[0].bytes_per_s, 4e9);
+  const DeviceSpec d = device_from_profile(q, "test profile");
+  EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::matmul, 2.2e9, 0, Precision::fp32, GemmShape{128, 256, 784}), 0.01);
+  EXPECT_DOUBLE_EQ(d.memory_Bps(LayerKind::norm, 2e6), 4e9);
+  EXPECT_DOUBLE_EQ(d.memory_Bps(LayerKind::elementwise, 2e6), 12e9);  // no table for it
 }
 
 TEST(ProfileCompute, AnOlderProfileLoadsAsNotMeasuredAndTheSimulatorSaysToCalibrate) {

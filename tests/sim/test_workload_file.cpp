@@ -248,5 +248,25 @@ TEST(LayerKinds, NamesReadBack) {
   }
 }
 
+
+// A convolution's and a dense layer's product shape from the workload's own figures.
+TEST(WorkloadFile, ProductShapesComeFromTheLayersFigures) {
+  // 32 -> 64 channels, 3x3, 24x24 output, no bias: m 64, n 576, k 288.
+  const WorkloadLayer conv{"c", LayerKind::conv, 2.0 * 64 * 576 * 288, 64 * 288, 32 * 26 * 26, 64 * 576, ""};
+  const auto c = gemm_shape(conv, 128);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_DOUBLE_EQ(c->m, 64);
+  EXPECT_DOUBLE_EQ(c->n, 576);
+  EXPECT_DOUBLE_EQ(c->k, 288);
+  const WorkloadLayer dense{"d", LayerKind::matmul, 2.0 * 784 * 256, 784 * 256 + 256, 784, 256, "relu"};
+  const auto d = gemm_shape(dense, 128);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_DOUBLE_EQ(d->m, 128);
+  EXPECT_DOUBLE_EQ(d->n, 256);
+  EXPECT_DOUBLE_EQ(d->k, 784);
+  EXPECT_FALSE(gemm_shape({"r", LayerKind::elementwise, 0, 0, 10, 10, ""}, 128).has_value());
+  EXPECT_FALSE(gemm_shape({"p", LayerKind::conv, 0, 0, 10, 10, ""}, 128).has_value());  // no figures
+}
+
 }  // namespace
 }  // namespace scalelab::sim
