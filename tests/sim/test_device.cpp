@@ -19,7 +19,7 @@ namespace scalelab::sim {
 namespace {
 
 const std::vector<std::string> kCatalog = {"a100-pcie-80gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "geforce-rtx-3090", "geforce-rtx-4090", "h100-sxm5-80gb", "h200-sxm-141gb", "k80",
-                                           "mi250x-gcd",     "p100-sxm2",      "v100-pcie-16gb", "v100-sxm2-16gb",
+                                           "mi250x-gcd",     "p100-pcie-16gb", "p100-sxm2",      "v100-pcie-16gb", "v100-sxm2-16gb",
                                            "v100-sxm2-32gb", "v100-sxm3-32gb"};
 
 TEST(DeviceCatalog, EveryDeviceLoadsWithPeaksFractionsAndSources) {
