@@ -337,7 +337,7 @@ DeviceSpec cpu_device(const CpuRates& r, const std::string& title) {
   }
   d.shape_rates = r.shapes;
   d.traffic_rates = r.traffic;
-  char line[256];
+  char line[512];
   std::snprintf(line, sizeof line,
                 "nn engine's layers timed on %d thread(s), batch %d (%s): conv %.1f GFLOP/s, matmul %.1f GFLOP/s, "
                 "elementwise %.1f GB/s, pool %.1f GB/s, norm %.1f GB/s%s",

@@ -176,13 +176,22 @@ double DeviceSpec::memory_Bps(LayerKind k, double bytes) const {
   }
   if (pts.empty() || !(bytes > 0)) return mem_bw_GBps * 1e9 * of(k).memory;
   std::sort(pts.begin(), pts.end());
+  // Layers of one size (two batch norms of the same shape): one point, their rates' geometric mean.
+  std::vector<std::pair<double, double>> merged;
+  for (std::size_t i = 0; i < pts.size();) {
+    std::size_t j = i;
+    double log_sum = 0;
+    for (; j < pts.size() && pts[j].first == pts[i].first; ++j) log_sum += std::log(pts[j].second);
+    merged.emplace_back(pts[i].first, std::exp(log_sum / static_cast<double>(j - i)));
+    i = j;
+  }
+  pts.swap(merged);
   if (bytes <= pts.front().first) return pts.front().second;
   if (bytes >= pts.back().first) return pts.back().second;
   const auto hi = std::upper_bound(pts.begin(), pts.end(), std::make_pair(bytes, 0.0),
                                    [](const auto& a, const auto& b) { return a.first < b.first; });
   const auto lo = hi - 1;
   const double x0 = std::log(lo->first), x1 = std::log(hi->first);
-  if (!(x1 > x0)) return 0.5 * (lo->second + hi->second);
   const double t = (std::log(bytes) - x0) / (x1 - x0);
   return std::exp(std::log(lo->second) + t * (std::log(hi->second) - std::log(lo->second)));
 }
