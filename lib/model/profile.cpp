@@ -18,6 +18,8 @@
 #include "core/json_text.h"
 #include "core/limits.h"
 #include "core/results.h"
+#include "model/profile_compute.h"
+#include "model/profile_fields.h"
 
 namespace scalelab::model {
 
@@ -58,65 +60,21 @@ std::string default_profile_path() {
 
 namespace {
 
-// An integer field, `fallback` when absent. A fraction or a number beyond int is a damaged profile
-// (nlohmann would convert 1e300 to int with undefined behaviour).
+using profile_fields::bad_field;
+using profile_fields::kMaxGBps;
+using profile_fields::kMaxTableUs;
+using profile_fields::kMinTableUs;
+using profile_fields::number;
+using profile_fields::whole;
+
 nlohmann::json table_json(const SizeTable& t) {
   nlohmann::json a = nlohmann::json::array();
   for (std::size_t i = 0; i < t.bytes.size(); ++i) a.push_back({{"bytes", t.bytes[i]}, {"us", t.seconds[i] * 1e6}});
   return a;
 }
 
-[[noreturn]] void bad_field(const std::string& origin, const std::string& field, const std::string& problem) {
-  throw_input(origin + ": \"" + field + "\" " + problem + "; run 'scalelab calibrate' again");
-}
-
-// Plausibility bounds: a figure past them is a hand-edited or damaged profile, which would print
-// NaN or 80-digit step times rather than fail. Far beyond any machine: 1 PFLOP/s per core, 100 TB/s,
-// a table time from 1 ps to 1000 s.
-constexpr double kMaxGflops = 1e6, kMaxGBps = 1e5, kMinTableUs = 1e-6, kMaxTableUs = 1e9;
-
-// The number at j[key] (field names it in errors: "gpu.h2d_GBps"), finite and at least `min`
-// (above it when `strict`) and at most `max`; `fallback` when absent and optional.
-double number(const nlohmann::json& j, const char* key, const std::string& origin, const std::string& field,
-              double min, bool strict, std::optional<double> fallback = std::nullopt,
-              double max = std::numeric_limits<double>::infinity()) {
-  if (!j.contains(key)) {
-    if (fallback) return *fallback;
-    bad_field(origin, field, "is missing");
-  }
-  const nlohmann::json& v = j[key];
-  if (!v.is_number()) bad_field(origin, field, "is not a number");
-  const double x = v.get<double>();
-  char text[64];
-  std::snprintf(text, sizeof text, "%g", x);
-  if (!std::isfinite(x)) bad_field(origin, field, std::string("is ") + text + ", not a finite number");
-  if (strict ? !(x > min) : !(x >= min)) {
-    std::snprintf(text + 32, 32, "%g", min);
-    bad_field(origin, field, std::string("is ") + text + "; it must be " + (strict ? "above " : "at least ") + (text + 32));
-  }
-  if (x > max) {
-    std::snprintf(text + 32, 32, "%g", max);
-    bad_field(origin, field, std::string("is ") + text + ", beyond any machine (at most " + (text + 32) + ")");
-  }
-  return x;
-}
-
-// A whole number at j[key], from `min` to the largest int (a fraction, or a number beyond int,
-// which the cast would turn into undefined behaviour, is named); `fallback` when absent.
-int whole(const nlohmann::json& j, const char* key, const std::string& origin, const std::string& field, int min,
-          int fallback) {
-  if (!j.contains(key)) return fallback;
-  const double x = number(j, key, origin, field, min, false);
-  if (x != std::floor(x) || x > std::numeric_limits<int>::max()) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", x);
-    bad_field(origin, field, std::string("is ") + text + "; it must be a whole number up to " +
-                                 std::to_string(std::numeric_limits<int>::max()));
-  }
-  return static_cast<int>(x);
-}
-
-// A {bytes, us} table: at least one row, sizes strictly ascending, sizes and times positive.
+// A {bytes, us} table: at least two rows (an optional one may be empty), sizes strictly ascending,
+// sizes and times positive.
 SizeTable table_from(const nlohmann::json& j, const char* key, const std::string& origin, bool may_be_empty = false) {
   SizeTable t;
   if (!j.contains(key)) bad_field(origin, key, "is missing");
@@ -176,105 +134,6 @@ GpuCopies gpu_from(const nlohmann::json& j, const std::string& origin) {
   g.d2h_latency_us = number(x, "d2h_latency_us", origin, "gpu.d2h_latency_us", 0, false);
   g.d2d_latency_us = number(x, "d2d_latency_us", origin, "gpu.d2d_latency_us", 0, false);
   return g;
-}
-
-nlohmann::json shapes_json(const std::vector<ComputeRates::Shape>& shapes) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& s : shapes) {
-    a.push_back({{"kind", s.kind}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"gflops_per_s", s.flops_per_s * 1e-9}});
-  }
-  return a;
-}
-
-std::vector<ComputeRates::Shape> shapes_from(const nlohmann::json& x, const std::string& origin, const std::string& key) {
-  std::vector<ComputeRates::Shape> out;
-  if (!x.contains("shapes")) return out;
-  const nlohmann::json& rows = x["shapes"];
-  if (!rows.is_array()) bad_field(origin, key + ".shapes", "is not an array of {kind, m, n, k, gflops_per_s}");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const std::string at = key + ".shapes[" + std::to_string(i) + "]";
-    if (!rows[i].is_object()) bad_field(origin, at, "is not a {kind, m, n, k, gflops_per_s} object");
-    ComputeRates::Shape s;
-    const nlohmann::json kind = rows[i].value("kind", nlohmann::json());
-    if (kind != "conv" && kind != "matmul") bad_field(origin, at + ".kind", "is " + kind.dump() + ", not \"conv\" or \"matmul\"");
-    s.kind = kind.get<std::string>();
-    s.m = number(rows[i], "m", origin, at + ".m", 0, true);
-    s.n = number(rows[i], "n", origin, at + ".n", 0, true);
-    s.k = number(rows[i], "k", origin, at + ".k", 0, true);
-    s.flops_per_s = number(rows[i], "gflops_per_s", origin, at + ".gflops_per_s", 0, true, std::nullopt, kMaxGflops) * 1e9;
-    out.push_back(s);
-  }
-  return out;
-}
-
-nlohmann::json traffic_json(const std::vector<ComputeRates::Traffic>& rows) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& t : rows) a.push_back({{"kind", t.kind}, {"bytes", t.bytes}, {"GBps", t.bytes_per_s * 1e-9}});
-  return a;
-}
-
-std::vector<ComputeRates::Traffic> traffic_from(const nlohmann::json& x, const std::string& origin, const std::string& key) {
-  std::vector<ComputeRates::Traffic> out;
-  if (!x.contains("traffic")) return out;
-  const nlohmann::json& rows = x["traffic"];
-  if (!rows.is_array()) bad_field(origin, key + ".traffic", "is not an array of {kind, bytes, GBps}");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const std::string at = key + ".traffic[" + std::to_string(i) + "]";
-    if (!rows[i].is_object()) bad_field(origin, at, "is not a {kind, bytes, GBps} object");
-    const nlohmann::json kind = rows[i].value("kind", nlohmann::json());
-    if (kind != "elementwise" && kind != "pool" && kind != "norm") {
-      bad_field(origin, at + ".kind", "is " + kind.dump() + ", not \"elementwise\", \"pool\" or \"norm\"");
-    }
-    ComputeRates::Traffic t;
-    t.kind = kind.get<std::string>();
-    t.bytes = number(rows[i], "bytes", origin, at + ".bytes", 0, true);
-    t.bytes_per_s = number(rows[i], "GBps", origin, at + ".GBps", 0, true, std::nullopt, kMaxGBps) * 1e9;
-    out.push_back(t);
-  }
-  return out;
-}
-
-nlohmann::json compute_json(const ComputeRates& c) {
-  if (!c.measured) return {{"measured", false}, {"reason", c.reason}};
-  return {{"measured", true},
-          {"blas", c.blas},
-          {"threads", c.threads},
-          {"batch", c.batch},
-          {"conv_gflops_per_s", c.conv_flops_per_s * 1e-9},
-          {"matmul_gflops_per_s", c.matmul_flops_per_s * 1e-9},
-          {"elementwise_GBps", c.elementwise_bytes_per_s * 1e-9},
-          {"pool_GBps", c.pool_bytes_per_s * 1e-9},
-          {"norm_GBps", c.norm_bytes_per_s * 1e-9},
-          {"shapes", shapes_json(c.shapes)},
-          {"traffic", traffic_json(c.traffic)}};
-}
-
-// `key`: "compute" or "compute_shared" (the same fields).
-ComputeRates compute_from(const nlohmann::json& j, const std::string& origin, const std::string& key) {
-  ComputeRates c;
-  if (!j.contains(key)) {
-    c.reason = key == "compute" ? "this profile predates the compute measurements (schema_version 3 or older)"
-                                : "this profile predates the measurement with every rank computing at once";
-    return c;
-  }
-  const nlohmann::json& x = j[key];
-  c.measured = x.at("measured").get<bool>();
-  if (!c.measured) {
-    c.reason = x.value("reason", std::string("not measured"));
-    return c;
-  }
-  c.blas = x.value("blas", std::string());
-  c.threads = whole(x, "threads", origin, key + ".threads", 1, 1);
-  c.batch = whole(x, "batch", origin, key + ".batch", 0, 0);
-  c.conv_flops_per_s = number(x, "conv_gflops_per_s", origin, key + ".conv_gflops_per_s", 0, true, std::nullopt, kMaxGflops) * 1e9;
-  c.matmul_flops_per_s = number(x, "matmul_gflops_per_s", origin, key + ".matmul_gflops_per_s", 0, true, std::nullopt, kMaxGflops) * 1e9;
-  c.elementwise_bytes_per_s = number(x, "elementwise_GBps", origin, key + ".elementwise_GBps", 0, true, std::nullopt, kMaxGBps) * 1e9;
-  c.pool_bytes_per_s = number(x, "pool_GBps", origin, key + ".pool_GBps", 0, true, std::nullopt, kMaxGBps) * 1e9;
-  // Both added after the first compute sections: absent means not measured (0, none).
-  c.norm_bytes_per_s = number(x, "norm_GBps", origin, key + ".norm_GBps", 0, false, 0.0, kMaxGBps) * 1e9;
-  c.shapes = shapes_from(x, origin, key);
-  c.traffic = traffic_from(x, origin, key);
-  return c;
 }
 
 // A saved profile's envelope (docs/results-schema.md) must say it is a calibration profile of a

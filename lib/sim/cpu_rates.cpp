@@ -99,7 +99,7 @@ double time_one(Bench& b, int repeats) {
   return median(t);
 }
 
-// The convolutions, dense layers and batch norms of the lab models (nn::model_names, on
+// The convolutions, dense layers and memory-bound layers of the lab models (nn::model_names, on
 // Fashion-MNIST's 1x28x28 input), each shape once: what `scalelab train` runs here.
 struct LabLayers {
   struct Conv {
@@ -122,7 +122,6 @@ struct LabLayers {
   };
   std::vector<Conv> convs;
   std::vector<Dense> denses;
-  std::vector<nn::Shape> norms;
   std::vector<Memory> memory;
 };
 
@@ -143,7 +142,6 @@ LabLayers lab_layers() {
     }
   };
   const auto add_norm = [&](const nn::Shape& in) {
-    if (std::find(out.norms.begin(), out.norms.end(), in) == out.norms.end()) out.norms.push_back(in);
     add_memory(LayerKind::norm, "BatchNorm", [] { return std::make_unique<nn::BatchNorm>(); }, in);
   };
   for (const std::string& name : nn::model_names()) {
@@ -244,7 +242,7 @@ CpuRates measure_cpu_rates(const CpuRateOptions& o) {
 
   // The lab models' own layers, shape by shape: convolutions at `batch` (one product per image,
   // so the batch barely matters), dense layers at 1, 4 and 16 times it (the batch is one side of
-  // their product), and the batch norms together as the norm kind's rate.
+  // their product), and the memory-bound layers at several sizes.
   const LabLayers lab = lab_layers();
   for (const auto& c : lab.convs) {
     Bench b(std::make_unique<nn::Conv2D>(c.options), c.in, batch, !c.first);
@@ -268,8 +266,10 @@ CpuRates measure_cpu_rates(const CpuRateOptions& o) {
       r.traffic.push_back({x.kind, pass_bytes, b.bytes(per_call) / time_one(b, repeats)});
     }
   }
-  Group norms;
-  for (const nn::Shape& in : lab.norms) add(norms, std::make_unique<nn::BatchNorm>(), in, true);
+  Group norms;  // the norm kind's one rate: every batch norm at `batch`, together
+  for (const auto& x : lab.memory) {
+    if (x.kind == LayerKind::norm) add(norms, x.make(), x.in, true);
+  }
   r.rate[idx(LayerKind::norm)] = norms.empty() ? r.rate[idx(LayerKind::elementwise)] : total(norms, false) / time_group(norms, repeats);
   r.measured[idx(LayerKind::norm)] = !norms.empty();
   return r;

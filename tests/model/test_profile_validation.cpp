@@ -122,7 +122,7 @@ TEST(ProfileValidation, EachDamagedFieldIsAnInputErrorNamingTheFileAndTheField) 
       {"compute zero rate", [](auto& d) { d["profile"]["compute"]["pool_GBps"] = 0; }, {"compute.pool_GBps", "above 0"}},
       {"shape of another kind",
        [](auto& d) { d["profile"]["compute"]["shapes"] = {{{"kind", "attention"}, {"m", 1}, {"n", 1}, {"k", 1}, {"gflops_per_s", 1}}}; },
-       {"compute.shapes[0].kind", "\"conv\" or \"matmul\""}},
+       {"compute.shapes[0].kind", "not one of \"conv\", \"matmul\""}},
       {"shape of no size",
        [](auto& d) { d["profile"]["compute"]["shapes"] = {{{"kind", "conv"}, {"m", 0}, {"n", 1}, {"k", 1}, {"gflops_per_s", 1}}}; },
        {"compute.shapes[0].m", "above 0"}},
