@@ -70,10 +70,13 @@ struct ComputeRates {
   // of m = output channels, n = output pixels, k = input channels x kernel area; a dense layer as
   // m = batch, n = outputs, k = inputs. The rate a product reaches depends on its shape (a
   // 16-channel convolution runs at half the rate of the cnn's 64-channel one here), so the
-  // simulator prices each layer at the measured shape nearest to its own. Empty in older profiles.
+  // simulator prices each layer at the measured shape nearest to its own. A convolution is timed
+  // at two batches (the share of its data the caches hold falls as the batch grows), so its rate
+  // at the trained batch is read between them. Empty in older profiles.
   struct Shape {
     std::string kind;  // "conv" or "matmul"
     double m = 0, n = 0, k = 0;
+    double batch = 0;  // images per timed call; 0 in older profiles (not recorded)
     double flops_per_s = 0;
   };
   std::vector<Shape> shapes;

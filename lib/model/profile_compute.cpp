@@ -21,7 +21,7 @@ using profile_fields::whole;
 nlohmann::json shapes_json(const std::vector<ComputeRates::Shape>& shapes) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& s : shapes) {
-    a.push_back({{"kind", s.kind}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"gflops_per_s", s.flops_per_s * 1e-9}});
+    a.push_back({{"kind", s.kind}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"batch", s.batch}, {"gflops_per_s", s.flops_per_s * 1e-9}});
   }
   return a;
 }
@@ -63,13 +63,14 @@ std::string kind_of(const nlohmann::json& row, const std::string& origin, const 
 }
 
 std::vector<ComputeRates::Shape> shapes_from(const nlohmann::json& x, const std::string& origin, const std::string& key) {
-  return rows_of<ComputeRates::Shape>(x, "shapes", origin, key, "{kind, m, n, k, gflops_per_s}",
+  return rows_of<ComputeRates::Shape>(x, "shapes", origin, key, "{kind, m, n, k, batch, gflops_per_s}",
                                       [&](const nlohmann::json& r, const std::string& at) {
                                         ComputeRates::Shape s;
                                         s.kind = kind_of(r, origin, at, {"conv", "matmul"});
                                         s.m = number(r, "m", origin, at + ".m", 0, true);
                                         s.n = number(r, "n", origin, at + ".n", 0, true);
                                         s.k = number(r, "k", origin, at + ".k", 0, true);
+                                        s.batch = number(r, "batch", origin, at + ".batch", 0, false, 0.0);  // added later
                                         s.flops_per_s = number(r, "gflops_per_s", origin, at + ".gflops_per_s", 0, true,
                                                                std::nullopt, kMaxGflops) * 1e9;
                                         return s;

@@ -240,21 +240,26 @@ CpuRates measure_cpu_rates(const CpuRateOptions& o) {
   r.rate[idx(LayerKind::attention)] = r.rate[idx(LayerKind::matmul)];
   r.rate[idx(LayerKind::embedding)] = r.rate[idx(LayerKind::elementwise)];
 
-  // The lab models' own layers, shape by shape: convolutions at `batch` (one product per image,
-  // so the batch barely matters), dense layers at 1, 4 and 16 times it (the batch is one side of
-  // their product), and the memory-bound layers at several sizes.
+  // The lab models' own layers, shape by shape: convolutions at 1 and 4 times `batch` (one
+  // product per image, but the more images a call holds, the less of their data stays in the
+  // caches: a strided 1x1 convolution here lost 12% from 32 to 128 images), dense layers at 1, 4
+  // and 16 times it (the batch is one side of their product), and the memory-bound layers at
+  // several sizes.
   const LabLayers lab = lab_layers();
   for (const auto& c : lab.convs) {
-    Bench b(std::make_unique<nn::Conv2D>(c.options), c.in, batch, !c.first);
-    const nn::Shape& out = b.out_shape;
-    r.shapes.push_back({LayerKind::conv,
-                        {double(c.options.filters), double(out[1] * out[2]), double(c.in[0] * c.options.kernel * c.options.kernel)},
-                        b.flops(batch) / time_one(b, repeats)});
+    for (const std::size_t per_call : {batch, 4 * batch}) {
+      Bench b(std::make_unique<nn::Conv2D>(c.options), c.in, per_call, !c.first);
+      const nn::Shape& out = b.out_shape;
+      r.shapes.push_back({LayerKind::conv,
+                          {double(c.options.filters), double(out[1] * out[2]), double(c.in[0] * c.options.kernel * c.options.kernel),
+                           double(per_call)},
+                          b.flops(per_call) / time_one(b, repeats)});
+    }
   }
   for (const auto& d : lab.denses) {
     for (const std::size_t per_call : {batch, 4 * batch, 16 * batch}) {
       Bench b(std::make_unique<nn::Dense>(d.units, d.activation), d.in, per_call, !d.first);
-      r.shapes.push_back({LayerKind::matmul, {double(per_call), double(d.units), double(d.in.numel())},
+      r.shapes.push_back({LayerKind::matmul, {double(per_call), double(d.units), double(d.in.numel()), double(per_call)},
                           b.flops(per_call) / time_one(b, repeats)});
     }
   }
@@ -287,7 +292,7 @@ model::ComputeRates to_compute_rates(const CpuRates& r) {
   c.pool_bytes_per_s = r.rate[idx(LayerKind::pool)];
   c.norm_bytes_per_s = r.measured[idx(LayerKind::norm)] ? r.rate[idx(LayerKind::norm)] : 0.0;
   for (const ShapeRate& x : r.shapes) {
-    c.shapes.push_back({std::string(name_of(x.kind)), x.shape.m, x.shape.n, x.shape.k, x.flops_per_s});
+    c.shapes.push_back({std::string(name_of(x.kind)), x.shape.m, x.shape.n, x.shape.k, x.shape.batch, x.flops_per_s});
   }
   for (const TrafficRate& x : r.traffic) c.traffic.push_back({std::string(name_of(x.kind)), x.bytes, x.bytes_per_s});
   return c;
@@ -307,7 +312,7 @@ CpuRates cpu_rates_from(const model::ComputeRates& c) {
   r.rate[idx(LayerKind::pool)] = c.pool_bytes_per_s;
   for (LayerKind k : {LayerKind::conv, LayerKind::matmul, LayerKind::elementwise, LayerKind::pool}) r.measured[idx(k)] = true;
   r.measured[idx(LayerKind::norm)] = c.norm_bytes_per_s > 0;
-  for (const auto& x : c.shapes) r.shapes.push_back({parse_layer_kind(x.kind), {x.m, x.n, x.k}, x.flops_per_s});
+  for (const auto& x : c.shapes) r.shapes.push_back({parse_layer_kind(x.kind), {x.m, x.n, x.k, x.batch}, x.flops_per_s});
   for (const auto& x : c.traffic) r.traffic.push_back({parse_layer_kind(x.kind), x.bytes, x.bytes_per_s});
   return r;
 }

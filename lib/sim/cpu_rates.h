@@ -10,10 +10,12 @@
 // Kinds the cnn model lacks: norm is nn::BatchNorm timed at the lab models' batch norms; attention
 // borrows the matmul's rate (the same sgemm) and embedding the elementwise one.
 // Besides these per-kind rates, every convolution and dense layer of the lab models (cnn, mlp,
-// resnet, trivial) is timed alone at its own shape (dense layers at 1, 4 and 16 times the batch),
-// as DeviceSpec::shape_rates: a product's rate depends on its shape (here the resnet's 16- and
-// 32-channel convolutions reach about half the cnn's 64-channel one, and a dense layer gains a
-// third from batch 32 to 128), so the simulator prices each layer at the nearest measured shape.
+// resnet, trivial) is timed alone at its own shape (convolutions at 1 and 4 times the batch,
+// dense layers at 1, 4 and 16 times it), as DeviceSpec::shape_rates: a product's rate depends on
+// its shape (here the resnet's 16- and 32-channel convolutions reach about half the cnn's
+// 64-channel one, and a dense layer gains a third from batch 32 to 128) and, less, on how many
+// images a call holds, so the simulator prices each layer at the nearest measured shape, at its
+// batch.
 // Likewise every elementwise, pooling and batch-norm layer of the lab models is timed alone at a
 // quarter of the batch to 16 times it (DeviceSpec::traffic_rates): in the caches such a layer
 // moves its bytes several times faster than from memory, so the simulator reads each layer's rate

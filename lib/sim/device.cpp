@@ -121,6 +121,27 @@ std::string normalised(std::string s) {
   return s;
 }
 
+// The rate at x from measured (x, rate) points: log-log between neighbours, flat beyond the ends;
+// points at one x (two layers of one size) count as one, their rates' geometric mean.
+double log_log_at(std::vector<std::pair<double, double>> pts, double x) {
+  std::sort(pts.begin(), pts.end());
+  std::vector<std::pair<double, double>> merged;
+  for (std::size_t i = 0; i < pts.size();) {
+    std::size_t j = i;
+    double log_sum = 0;
+    for (; j < pts.size() && pts[j].first == pts[i].first; ++j) log_sum += std::log(pts[j].second);
+    merged.emplace_back(pts[i].first, j - i == 1 ? pts[i].second : std::exp(log_sum / static_cast<double>(j - i)));
+    i = j;
+  }
+  if (x <= merged.front().first) return merged.front().second;
+  if (x >= merged.back().first) return merged.back().second;
+  const auto hi = std::upper_bound(merged.begin(), merged.end(), std::make_pair(x, 0.0),
+                                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const auto lo = hi - 1;
+  const double t = (std::log(x) - std::log(lo->first)) / (std::log(hi->first) - std::log(lo->first));
+  return std::exp(std::log(lo->second) + t * (std::log(hi->second) - std::log(lo->second)));
+}
+
 }  // namespace
 
 std::string_view name_of(Precision p) {
@@ -169,39 +190,35 @@ const ShapeRate* DeviceSpec::nearest_shape(LayerKind k, const GemmShape& shape) 
   return best;
 }
 
+double DeviceSpec::shape_flops_per_s(LayerKind k, const GemmShape& shape) const {
+  const ShapeRate* near = nearest_shape(k, shape);
+  if (near == nullptr) return 0.0;
+  if (!(shape.batch > 0)) return near->flops_per_s;
+  std::vector<std::pair<double, double>> pts;  // (batch, FLOP/s) of that shape, where its batch is known
+  for (const ShapeRate& s : shape_rates) {
+    if (s.kind == k && s.shape.m == near->shape.m && s.shape.n == near->shape.n && s.shape.k == near->shape.k &&
+        s.shape.batch > 0) {
+      pts.emplace_back(s.shape.batch, s.flops_per_s);
+    }
+  }
+  return pts.empty() ? near->flops_per_s : log_log_at(std::move(pts), shape.batch);
+}
+
 double DeviceSpec::memory_Bps(LayerKind k, double bytes) const {
   std::vector<std::pair<double, double>> pts;  // (bytes, bytes/s), this kind's
   for (const TrafficRate& t : traffic_rates) {
     if (t.kind == k) pts.emplace_back(t.bytes, t.bytes_per_s);
   }
   if (pts.empty() || !(bytes > 0)) return mem_bw_GBps * 1e9 * of(k).memory;
-  std::sort(pts.begin(), pts.end());
-  // Layers of one size (two batch norms of the same shape): one point, their rates' geometric mean.
-  std::vector<std::pair<double, double>> merged;
-  for (std::size_t i = 0; i < pts.size();) {
-    std::size_t j = i;
-    double log_sum = 0;
-    for (; j < pts.size() && pts[j].first == pts[i].first; ++j) log_sum += std::log(pts[j].second);
-    merged.emplace_back(pts[i].first, std::exp(log_sum / static_cast<double>(j - i)));
-    i = j;
-  }
-  pts.swap(merged);
-  if (bytes <= pts.front().first) return pts.front().second;
-  if (bytes >= pts.back().first) return pts.back().second;
-  const auto hi = std::upper_bound(pts.begin(), pts.end(), std::make_pair(bytes, 0.0),
-                                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  const auto lo = hi - 1;
-  const double x0 = std::log(lo->first), x1 = std::log(hi->first);
-  const double t = (std::log(bytes) - x0) / (x1 - x0);
-  return std::exp(std::log(lo->second) + t * (std::log(hi->second) - std::log(lo->second)));
+  return log_log_at(std::move(pts), bytes);
 }
 
 double DeviceSpec::layer_seconds(LayerKind k, double flops, double bytes, Precision p,
                                  const std::optional<GemmShape>& shape) const {
   const Efficiency& e = of(k);
   const double fraction = on_tensor_cores(p) ? e.tensor : e.compute;
-  const ShapeRate* measured = shape ? nearest_shape(k, *shape) : nullptr;
-  const double rate = measured != nullptr ? measured->flops_per_s : peak_flops(p) * fraction;
+  const double measured = shape ? shape_flops_per_s(k, *shape) : 0.0;
+  const double rate = measured > 0 ? measured : peak_flops(p) * fraction;
   const double compute_s = flops > 0 ? flops / rate : 0.0;
   const double memory_s = bytes > 0 ? bytes / memory_Bps(k, bytes) : 0.0;
   return std::max(compute_s, memory_s);

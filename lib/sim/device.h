@@ -85,8 +85,13 @@ struct DeviceSpec {
   // Bytes/s for `bytes` moved by one pass of a kind-k layer: traffic_rates where that kind was
   // measured, else the bandwidth times the kind's memory fraction.
   [[nodiscard]] double memory_Bps(LayerKind k, double bytes) const;
-  // The measured shape of kind k nearest to `shape`, or nullptr when none of that kind was measured.
+  // The measured shape of kind k nearest to `shape` (log m, n, k), or nullptr when none of that
+  // kind was measured.
   [[nodiscard]] const ShapeRate* nearest_shape(LayerKind k, const GemmShape& shape) const;
+  // FLOP/s of a kind-k product of `shape`: the nearest measured shape's rate; where that shape was
+  // measured at several batches, interpolated (log-log) at shape.batch, clamped to the ends. 0
+  // when no shape of that kind was measured.
+  [[nodiscard]] double shape_flops_per_s(LayerKind k, const GemmShape& shape) const;
 };
 
 // Names of the catalog's devices (data/devices, embedded at build time), sorted.

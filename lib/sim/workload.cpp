@@ -162,12 +162,12 @@ double Workload::forward_flops() const {
 
 std::optional<GemmShape> gemm_shape(const WorkloadLayer& l, double batch) {
   if (l.kind == LayerKind::matmul && l.in_elems > 0 && l.out_elems > 0 && batch > 0) {
-    return GemmShape{batch, l.out_elems, l.in_elems};
+    return GemmShape{batch, l.out_elems, l.in_elems, batch};
   }
   if (l.kind == LayerKind::conv && l.forward_flops > 0 && l.out_elems > 0 && l.params > 0) {
     const double k = l.forward_flops / (2.0 * l.out_elems);
     const double m = static_cast<double>(l.params) / k;
-    return GemmShape{m, l.out_elems / m, k};
+    return GemmShape{m, l.out_elems / m, k, batch};
   }
   return std::nullopt;
 }

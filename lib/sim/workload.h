@@ -52,9 +52,12 @@ struct WorkloadLayer {
 // A convolution or dense layer as the matrix product it is: a convolution per sample, m = output
 // channels, n = output pixels, k = input channels x kernel area (from its FLOPs, parameters and
 // output, so a bias counts as a little more m); a dense layer m = the batch, n = outputs, k =
-// inputs. Nothing for the other kinds, or a layer without the figures.
+// inputs. `batch`: the samples of one call (a convolution runs its product once per sample, and
+// how fast depends on how much of the batch's data the caches hold); 0 when not known. Nothing
+// for the other kinds, or a layer without the figures.
 struct GemmShape {
   double m = 0, n = 0, k = 0;
+  double batch = 0;
 };
 [[nodiscard]] std::optional<GemmShape> gemm_shape(const WorkloadLayer& l, double batch);
 

@@ -155,17 +155,37 @@ TEST(ProfileCompute, TheComputeSectionRoundTrips) {
   EXPECT_NEAR(d.layer_seconds(LayerKind::norm, 0, 1.2e9, Precision::fp32), 0.1, 1e-12);  // elementwise's 12 GB/s
 }
 
+// A convolution measured at two batches is priced at the trained batch's rate: log-log between
+// them, flat beyond; a query without a batch, or a shape measured at one, takes the nearest entry.
+TEST(CpuDevice, AConvolutionsRateFollowsTheBatchBetweenItsMeasuredBatches) {
+  DeviceSpec d = cpu_device(made_up());
+  d.shape_rates = {{LayerKind::conv, {16, 784, 144, 32}, 100e9}, {LayerKind::conv, {16, 784, 144, 128}, 50e9},
+                   {LayerKind::conv, {64, 576, 288, 32}, 200e9}};
+  EXPECT_NEAR(d.shape_flops_per_s(LayerKind::conv, {16, 784, 144, 64}), std::sqrt(100e9 * 50e9), 1e3);
+  EXPECT_DOUBLE_EQ(d.shape_flops_per_s(LayerKind::conv, {16, 784, 144, 8}), 100e9);
+  EXPECT_DOUBLE_EQ(d.shape_flops_per_s(LayerKind::conv, {16, 784, 144, 1024}), 50e9);
+  EXPECT_DOUBLE_EQ(d.shape_flops_per_s(LayerKind::conv, {16, 800, 150, 128}), 50e9);  // nearest shape, its batch
+  EXPECT_DOUBLE_EQ(d.shape_flops_per_s(LayerKind::conv, {64, 576, 288, 128}), 200e9);  // one batch measured
+  EXPECT_DOUBLE_EQ(d.shape_flops_per_s(LayerKind::conv, {16, 784, 144}), 100e9);  // no batch: the nearest entry
+  EXPECT_DOUBLE_EQ(d.shape_flops_per_s(LayerKind::matmul, {16, 784, 144, 64}), 0);  // no matmul measured
+  const double flops = 1e9;
+  EXPECT_NEAR(d.layer_seconds(LayerKind::conv, flops, 0, Precision::fp32, GemmShape{16, 784, 144, 64}),
+              flops / std::sqrt(100e9 * 50e9), 1e-15);
+}
+
 TEST(ProfileCompute, ShapesTrafficAndTheNormRateRoundTrip) {
   model::Profile p = minimal_profile();
   CpuRates r = made_up();
   r.rate[idx(LayerKind::norm)] = 3e9;
   r.measured[idx(LayerKind::norm)] = true;
-  r.shapes = {{LayerKind::conv, {16, 784, 144}, 100e9}, {LayerKind::matmul, {128, 256, 784}, 220e9}};
+  r.shapes = {{LayerKind::conv, {16, 784, 144, 32}, 100e9}, {LayerKind::matmul, {128, 256, 784}, 220e9}};
   r.traffic = {{LayerKind::norm, 2e6, 4e9}, {LayerKind::pool, 1e6, 50e9}};
   p.compute = to_compute_rates(r);
   const model::Profile q = model::profile_from_json(model::to_json(p), "test profile");
   EXPECT_DOUBLE_EQ(q.compute.norm_bytes_per_s, 3e9);
   ASSERT_EQ(q.compute.shapes.size(), 2u);
+  EXPECT_DOUBLE_EQ(q.compute.shapes[0].batch, 32);
+  EXPECT_DOUBLE_EQ(q.compute.shapes[1].batch, 0);  // not recorded, as in older profiles
   EXPECT_EQ(q.compute.shapes[1].kind, "matmul");
   EXPECT_DOUBLE_EQ(q.compute.shapes[1].m, 128);
   EXPECT_DOUBLE_EQ(q.compute.shapes[1].flops_per_s, 220e9);
