@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "core/error.h"
 #include "core/stats.h"
 #include "machine_arg.h"
 #include "model/calibrate.h"
@@ -19,7 +20,7 @@ void add_predict_options(po::options_description& opts) {
   opts.add_options()
       ("predict", po::bool_switch(), "print the cost model's prediction and its error beside each size")
       ("machine", po::value<std::string>()->default_value("this"), "--predict: this (CPU ranks, calibrated), a catalog machine or a machine file")
-      ("profile", po::value<std::string>()->default_value(""), "--predict on this machine: calibration profile (default ~/.cache/scalelab/this-machine.json)");
+      ("profile", po::value<std::string>()->default_value(""), "--predict on this machine, and --algo auto: calibration profile (default ~/.cache/scalelab/this-machine.json)");
 }
 
 namespace {
@@ -37,6 +38,9 @@ PredictRequest predict_request(const po::variables_map& vm, bool gpu_ranks) {
   r.enabled = vm["predict"].as<bool>();
   r.machine = vm["machine"].as<std::string>();
   r.profile = vm["profile"].as<std::string>();
+  if (!r.enabled && !vm["machine"].defaulted()) {
+    throw_usage("--machine " + r.machine + ": names the machine --predict prices; add --predict, or leave it out");
+  }
   if (r.enabled) {
     // Check the machine and the profile now, before any rank starts: one line, exit 2.
     const topo::Machine m = load_machine(r.machine);

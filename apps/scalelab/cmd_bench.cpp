@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "bench/printer.h"
 #include "bench/ranks.h"
 #include "bench/record.h"
@@ -51,9 +53,10 @@ constexpr const char* kUsage =
 const std::vector<DataType> kAllTypes{DataType::f32, DataType::f64, DataType::f16, DataType::i32};
 const std::vector<ReduceOp> kAllOps{ReduceOp::sum, ReduceOp::avg, ReduceOp::min, ReduceOp::max};
 
-std::uint64_t non_negative_int(const std::string& text, const char* what) {
+// A whole number of at least `least` (a count, a size factor, a rank).
+std::uint64_t int_at_least(const std::string& text, const char* what, std::int64_t least = 0) {
   const std::int64_t v = parse_int(text, what);
-  if (v < 0) throw_usage(std::string(what) + ": '" + text + "' is negative; give 0 or more");
+  if (v < least) throw_usage(std::string(what) + " " + text + ": give " + std::to_string(least) + " or more");
   return static_cast<std::uint64_t>(v);
 }
 
@@ -136,17 +139,16 @@ std::optional<Parsed> parse_bench(const Args& args) {
   }
   o.sweep.min_bytes = parse_size(str("minbytes"), "-b/--minbytes");
   o.sweep.max_bytes = parse_size(str("maxbytes"), "-e/--maxbytes");
-  o.sweep.step_factor = non_negative_int(str("stepfactor"), "-f/--stepfactor");
+  o.sweep.step_factor = int_at_least(str("stepfactor"), "-f/--stepfactor");
   o.sweep.step_bytes = parse_size(str("stepbytes"), "-i/--stepbytes");
-  o.iters = static_cast<int>(non_negative_int(str("iters"), "-n/--iters"));
-  o.warmup_iters = static_cast<int>(non_negative_int(str("warmup_iters"), "-w/--warmup_iters"));
-  if (o.iters < 1) throw_usage("-n/--iters 0: give at least 1 timed iteration");
+  o.iters = static_cast<int>(int_at_least(str("iters"), "-n/--iters", 1));
+  o.warmup_iters = static_cast<int>(int_at_least(str("warmup_iters"), "-w/--warmup_iters"));
   const std::string check = str("check");
   if (check != "0" && check != "1") throw_usage("-c/--check '" + check + "': give 1 (check results) or 0 (skip)");
   o.check = check == "1";
   o.types = str("datatype") == "all" ? kAllTypes : std::vector<DataType>{comm::parse_datatype(str("datatype"), "-d/--datatype")};
   o.ops = str("op") == "all" ? kAllOps : std::vector<ReduceOp>{comm::parse_reduce_op(str("op"), "-o/--op")};
-  o.root = static_cast<int>(non_negative_int(str("root"), "-r/--root"));
+  o.root = static_cast<int>(int_at_least(str("root"), "-r/--root"));
   // A root or an operation the collective never reads would be timed without a word: say so.
   const bool reduces = o.collective == collectives::Collective::allreduce ||
                        o.collective == collectives::Collective::reduce_scatter;
@@ -168,7 +170,7 @@ std::optional<Parsed> parse_bench(const Args& args) {
   }
   o.stall_timeout_s = (*vm)["stall-timeout"].as<double>();
   if (!(o.stall_timeout_s >= 0) || !std::isfinite(o.stall_timeout_s)) {
-    throw_usage("--stall-timeout " + std::to_string(o.stall_timeout_s) + ": give seconds >= 0 (0: never)");
+    throw_usage(fmt::format("--stall-timeout {:g}: give seconds >= 0 (0: never)", o.stall_timeout_s));
   }
   p.algorithms = chosen_algorithms(o.collective, str("algo"), str("backend"));
   if (o.compare) {
@@ -178,6 +180,10 @@ std::optional<Parsed> parse_bench(const Args& args) {
   p.backend = str("backend");
   p.json_path = str("json");
   p.predict = predict_request(*vm, p.backend == "nccl");
+  if (!p.predict.profile.empty() && !p.predict.enabled && p.algorithms != std::vector<std::string>{"auto"}) {
+    throw_usage("--profile " + p.predict.profile + ": the calibration that --predict and --algo auto price by; add one of them, "
+                "or leave it out");
+  }
   if (p.algorithms == std::vector<std::string>{"auto"}) {
     // --algo auto: rank 0's calibration (--profile, or the default) picks per size; no profile: library.
     const std::string path = p.predict.profile.empty() ? model::default_profile_path() : p.predict.profile;

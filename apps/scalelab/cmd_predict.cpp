@@ -56,6 +56,10 @@ model::Predictor make_predictor(const po::variables_map& vm, const Args& args, t
   if (vm.count("profile")) {
     usage_error(args, "--profile: calibrates CPU ranks of this machine, not the GPUs of " + name + "; leave it out");
   }
+  if (!vm["ranks"].defaulted()) {
+    usage_error(args, "--ranks " + vm["ranks"].as<std::string>() + ": counts CPU ranks of this machine; " + name +
+                          " has GPUs: choose them with --gpus");
+  }
   const auto sel = topo::select_gpus(m, vm["gpus"].as<std::string>());
   return model::Predictor(m, sel, p2p_text == "on" ? topo::P2P::on : topo::P2P::off);
 }

@@ -65,7 +65,8 @@ struct ScaleArgs {
 
 std::vector<int> parse_ranks(const Args& args, const std::string& text) {
   std::vector<int> r;
-  for (const auto& item : list_items(text)) {
+  for (const auto& item : split_list(text)) {
+    if (item.empty()) usage_error(args, "--rank-counts " + text + ": an empty item (two commas, or one at an end); give rank counts such as 1,2,4");
     const auto v = parse_int(item, "--rank-counts");
     if (v < 1 || v > limits::max_local_ranks()) {
       usage_error(args, "--rank-counts " + text + ": each rank count must be 1.." + std::to_string(limits::max_local_ranks()) +

@@ -20,6 +20,7 @@
 #include "core/malloc_tuning.h"
 #include "core/standard_output.h"
 #include "data/jpeg_training_set.h"
+#include "nn/blas.h"
 
 namespace {
 
@@ -141,6 +142,7 @@ int main(int argc, char** argv) {
   }
   int code = 0;
   try {
+    scalelab::nn::check_blas_environment();  // a SCALELAB_BLAS* variable that asks for the impossible
     code = command->run(args);
   } catch (const scalelab::Error& e) {
     if (left_to_rank_zero(e)) {

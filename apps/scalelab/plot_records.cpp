@@ -271,8 +271,8 @@ report::Chart chart_of_records(const std::vector<PlotInput>& inputs) {
       throw_input(in.path + ": schema '" + schema + "' cannot be plotted; give records of kind " + kinds);
     }
     const json version = in.doc.value("schema_version", json(0));
-    if (!version.is_number_integer()) {
-      throw_input(in.path + ": schema_version " + version.dump() + " is not an integer; was it written by scalelab --json?");
+    if (!version.is_number_integer() || version.get<long long>() < 0) {
+      throw_input(in.path + ": schema_version " + version.dump() + " is not a version number (0 or more); was it written by scalelab --json?");
     }
     if (version > found->max_version) {
       throw_input(in.path + ": " + schema + " schema_version " + version.dump() + " is newer than this scalelab reads (" +

@@ -44,6 +44,12 @@ int whole(const json& j, const char* key, const std::string& machine, int fallba
   return j[key].get<int>();
 }
 
+bool truth(const json& j, const char* key, const std::string& machine) {
+  if (!j.contains(key)) return false;
+  if (!j[key].is_boolean()) bad(machine, std::string("\"") + key + "\" must be true or false");
+  return j[key].get<bool>();
+}
+
 SlurmSite from_json(const json& s, const std::string& machine, const topo::Machine& m) {
   SlurmSite site;
   site.cluster = text(s, "cluster", machine, true);
@@ -58,13 +64,13 @@ SlurmSite from_json(const json& s, const std::string& machine, const topo::Machi
   site.gres_name = text(s, "gres_name", machine, site.gpu_request == GpuRequest::gres);
   site.cores_per_gpu = whole(s, "cores_per_gpu", machine, 0);
   site.memory_GiB_per_node = whole(s, "memory_GiB_per_node", machine, 0);
-  site.whole_nodes = s.value("whole_nodes", false);
+  site.whole_nodes = truth(s, "whole_nodes", machine);
   site.srun_mpi = text(s, "srun_mpi", machine, false);
   site.cpu_bind = text(s, "cpu_bind", machine, false);
   site.device_variable = text(s, "device_variable", machine, false);
   site.modules = text(s, "modules", machine, false);
-  site.containers = s.value("containers", false);
-  site.account_required = s.value("account_required", false);
+  site.containers = truth(s, "containers", machine);
+  site.account_required = truth(s, "account_required", machine);
   if (!s.contains("partitions") || !s["partitions"].is_array()) bad(machine, "needs \"partitions\", an array (empty: none named)");
   for (const json& p : s["partitions"]) {
     SlurmPartition part;

@@ -150,13 +150,17 @@ void check_options(const GradeOptions& o, bool with_submission) {
   if (!(o.time_limit > 0 && o.time_limit <= 86400)) {
     throw_parameter(ErrorKind::usage, "time_limit", number(o.time_limit) + ": give the seconds per run, more than 0 and at most 86400");
   }
-  if (o.memory_limit != 0 && o.memory_limit < 256) {
+  // The upper bound (1 TiB) is beyond any grading machine, and far below where MiB * 2^20 would
+  // overflow the byte count handed to setrlimit (which then wraps to a limit of almost nothing).
+  constexpr long kMaxMiB = 1L << 20;
+  if ((o.memory_limit != 0 && o.memory_limit < 256) || o.memory_limit > kMaxMiB) {
     throw_parameter(ErrorKind::usage, "memory_limit", std::to_string(o.memory_limit) +
-                                                          ": MPI ranks need at least 256 MiB of address space; give 256 or more, or 0 for no limit");
+                                                          ": give 256 to " + std::to_string(kMaxMiB) +
+                                                          " MiB of address space per process (MPI ranks need 256), or 0 for no limit");
   }
-  if (o.disk_limit != 0 && o.disk_limit < 16) {
-    throw_parameter(ErrorKind::usage, "disk_limit", std::to_string(o.disk_limit) +
-                                                        ": a run writes its logs and trace; give 16 MiB or more, or 0 for no limit");
+  if ((o.disk_limit != 0 && o.disk_limit < 16) || o.disk_limit > kMaxMiB) {
+    throw_parameter(ErrorKind::usage, "disk_limit", std::to_string(o.disk_limit) + ": give 16 to " + std::to_string(kMaxMiB) +
+                                                        " MiB (a run writes its logs and trace), or 0 for no limit");
   }
   if (!(o.target > 0 && o.target <= 1)) throw_parameter(ErrorKind::usage, "target", number(o.target) + ": an accuracy is more than 0 and at most 1");
   if (with_submission) {

@@ -14,8 +14,9 @@ namespace scalelab::monitor {
 
 GpuMonitor::GpuMonitor(GpuSampler& sampler, std::ostream& csv, MonitorOptions options)
     : sampler_(sampler), csv_(csv), options_(std::move(options)) {
-  if (!(options_.interval_s > 0) || !std::isfinite(options_.interval_s)) {
-    throw_usage(fmt::format("GPU monitor interval {} s: give a positive number of seconds", options_.interval_s));
+  if (!valid_interval(options_.interval_s)) {
+    throw_usage(fmt::format("GPU monitor interval {} s: give a positive number of seconds, at most {:g} (a day)", options_.interval_s,
+                            kMaxIntervalS));
   }
 }
 

@@ -26,8 +26,14 @@
 
 namespace scalelab::monitor {
 
+// The longest interval between samples: a day. Longer ones would overflow the clock's deadline
+// arithmetic (nanoseconds in 64 bits) and sample as fast as the GPU answers.
+inline constexpr double kMaxIntervalS = 86400;
+// Whether `s` seconds is an interval the monitor takes: above 0, finite, at most kMaxIntervalS.
+[[nodiscard]] inline bool valid_interval(double s) { return s > 0 && s <= kMaxIntervalS; }
+
 struct MonitorOptions {
-  double interval_s = 5;     // between samples; > 0
+  double interval_s = 5;     // between samples; valid_interval
   std::size_t count = 0;     // stop sampling after this many samples (0: until stop())
   std::string output_name;   // the CSV's name, for error messages
 };

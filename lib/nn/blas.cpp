@@ -7,10 +7,14 @@
 // duration of the load only, then restore the environment as it was, so nothing else changes.
 #include "nn/blas.h"
 
+#include "core/error.h"
+
 #include <dlfcn.h>
 
 #include <Eigen/Core>
 #include <atomic>
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -28,6 +32,8 @@ struct Backend {
   SgemmFn sgemm = nullptr;
   SetThreadsFn set_threads = nullptr;
   std::string description;
+  std::string problem;  // the environment asked for what could not be had (check_blas_environment)
+  std::string warning;  // it asked for kernels OpenBLAS did not choose
 };
 
 // Sets (or unsets) an environment variable for the lifetime of this object, then restores it.
@@ -55,15 +61,27 @@ std::string eigen_version() {
          std::to_string(EIGEN_MINOR_VERSION);
 }
 
+bool same_name(std::string a, std::string b) {
+  for (std::string* x : {&a, &b}) {
+    for (char& c : *x) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return a == b;
+}
+
 Backend load_backend() {
   Backend b;
   const char* choice = std::getenv("SCALELAB_BLAS");
-  if (choice && std::string(choice) == "eigen") {
+  const std::string chosen = choice ? choice : "";
+  if (chosen == "eigen") {
     b.description = "Eigen " + eigen_version() + " built-in product (SCALELAB_BLAS=eigen)";
     return b;
   }
-  const char* lib = std::getenv("SCALELAB_BLAS_LIBRARY");
-  if (!lib || !*lib) lib = "libopenblas.so.0";
+  if (!chosen.empty() && chosen != "openblas") {
+    b.problem = "SCALELAB_BLAS=" + chosen + ": not a BLAS scalelab uses; set it to eigen or openblas, or unset it";
+  }
+  const char* given = std::getenv("SCALELAB_BLAS_LIBRARY");
+  const bool library_given = given != nullptr && *given != '\0';
+  const char* lib = library_given ? given : "libopenblas.so.0";
   const char* coretype = std::getenv("SCALELAB_BLAS_CORETYPE");
   if (coretype && !*coretype) coretype = nullptr;
   void* handle = nullptr;
@@ -73,8 +91,12 @@ Backend load_backend() {
   }
   if (!handle) {
     const char* err = dlerror();
-    b.description = "Eigen " + eigen_version() + " built-in product (OpenBLAS not loaded: " +
-                    (err ? err : lib) + "; install libopenblas0)";
+    const std::string why = err ? err : lib;
+    b.description = "Eigen " + eigen_version() + " built-in product (OpenBLAS not loaded: " + why + "; install libopenblas0)";
+    if (library_given && b.problem.empty()) {
+      b.problem = "SCALELAB_BLAS_LIBRARY=" + std::string(lib) + ": cannot load it (" + why +
+                  "); point it at an OpenBLAS shared library, or unset it for libopenblas.so.0";
+    }
     return b;
   }
   b.sgemm = reinterpret_cast<SgemmFn>(dlsym(handle, "cblas_sgemm"));
@@ -83,11 +105,21 @@ Backend load_backend() {
   auto config = reinterpret_cast<CharFn>(dlsym(handle, "openblas_get_config"));
   if (!b.sgemm) {
     b.description = "Eigen " + eigen_version() + " built-in product (" + lib + " has no cblas_sgemm)";
+    if (library_given && b.problem.empty()) {
+      b.problem = "SCALELAB_BLAS_LIBRARY=" + std::string(lib) + ": has no cblas_sgemm; point it at an OpenBLAS shared library, or unset it";
+    }
     return b;
   }
-  b.description = std::string(config ? config() : "OpenBLAS") + ", " + (corename ? corename() : "?") +
-                  " kernels (" + lib + (coretype ? std::string(", SCALELAB_BLAS_CORETYPE=") + coretype
-                                                 : std::string(", CPU detected")) + ")";
+  const std::string kernels = corename ? corename() : "?";
+  std::string how = ", CPU detected";
+  if (coretype && same_name(coretype, kernels)) how = std::string(", SCALELAB_BLAS_CORETYPE=") + coretype;
+  if (coretype && !same_name(coretype, kernels)) {
+    // OpenBLAS takes an unknown name, or kernels this CPU cannot run, silently and picks its own.
+    how = std::string(", SCALELAB_BLAS_CORETYPE=") + coretype + " not applied";
+    b.warning = std::string("SCALELAB_BLAS_CORETYPE=") + coretype + ": OpenBLAS chose its " + kernels +
+                " kernels instead (it knows no such core type, or this CPU cannot run it); see OpenBLAS's TargetList.txt";
+  }
+  b.description = std::string(config ? config() : "OpenBLAS") + ", " + kernels + " kernels (" + lib + how + ")";
   // One thread until set_compute_threads says otherwise: one rank per core is the default, and a
   // pthread OpenBLAS would otherwise start a thread per core in every rank.
   if (b.set_threads) b.set_threads(1);
@@ -148,6 +180,18 @@ void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const f
   } else {
     eigen_sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
+}
+
+void check_blas_environment() {
+  const auto set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0';
+  };
+  if (!set("SCALELAB_BLAS") && !set("SCALELAB_BLAS_LIBRARY") && !set("SCALELAB_BLAS_CORETYPE")) return;
+  const Backend& be = backend();
+  if (!be.problem.empty()) throw_input(be.problem);
+  static std::once_flag warned;
+  if (!be.warning.empty()) std::call_once(warned, [&] { std::fprintf(stderr, "warning: %s\n", be.warning.c_str()); });
 }
 
 std::string blas_description() { return backend().description; }

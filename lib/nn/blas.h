@@ -2,7 +2,7 @@
 // Backend: OpenBLAS loaded at run time with dlopen (see blas.cpp for why: the environment presets
 // OPENBLAS_CORETYPE=Haswell, which would halve its speed), else Eigen's own product.
 // Environment:
-//   SCALELAB_BLAS=eigen            use Eigen even when OpenBLAS is present
+//   SCALELAB_BLAS=eigen|openblas   use Eigen even when OpenBLAS is present (openblas: the default)
 //   SCALELAB_BLAS_LIBRARY=PATH     the OpenBLAS shared library to load (default libopenblas.so.0)
 //   SCALELAB_BLAS_CORETYPE=NAME    the OpenBLAS kernel set (e.g. SkylakeX, Haswell); default: let
 //                                  OpenBLAS detect the CPU, ignoring a preset OPENBLAS_CORETYPE
@@ -32,6 +32,11 @@ void record_gemms(std::vector<GemmCall>* sink);
 [[nodiscard]] std::string blas_description();
 // "openblas" or "eigen".
 [[nodiscard]] std::string blas_backend();
+// Where SCALELAB_BLAS, SCALELAB_BLAS_LIBRARY or SCALELAB_BLAS_CORETYPE is set: loads the backend
+// now and throws an input error naming the variable when it asks for what cannot be had (an
+// unknown SCALELAB_BLAS, a library that does not load); warns once on stderr when OpenBLAS chose
+// other kernels than SCALELAB_BLAS_CORETYPE names. Without them, returns at once (nothing loaded).
+void check_blas_environment();
 
 // Applies the thread count to the BLAS backend (compute.cpp calls this).
 void blas_set_threads(int n);

@@ -53,15 +53,23 @@ void write_text(const fs::path& path, const std::string& text) {
   write_file_atomically(path.string(), text, "");  // never half a .dat or .gp, no temporary left
 }
 
+// Text for a comment of the .dat file: every line of it stays a comment (a title of two lines, or
+// a label read from a record, must not add data points), a carriage return becomes a space.
+std::string comment_text(std::string text) {
+  for (char& c : text) {
+    if (c == '\r') c = ' ';
+  }
+  for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 3)) text.replace(at, 1, "\n# ");
+  return text;
+}
+
 std::string data_text(const Chart& chart) {
   std::ostringstream out;
   out.precision(10);
-  std::string title = chart.title;  // every line of a two-line title stays a comment
-  for (std::size_t at = title.find('\n'); at != std::string::npos; at = title.find('\n', at + 3)) title.replace(at, 1, "\n# ");
-  out << "# " << title << "\n# columns: x y; one block per series (gnuplot 'index N')\n";
+  out << "# " << comment_text(chart.title) << "\n# columns: x y; one block per series (gnuplot 'index N')\n";
   for (std::size_t i = 0; i < chart.series.size(); ++i) {
     if (i > 0) out << "\n\n";
-    out << "# series " << i << ": " << chart.series[i].label << "\n";
+    out << "# series " << i << ": " << comment_text(chart.series[i].label) << "\n";
     for (const auto& [x, y] : chart.series[i].points) out << x << ' ' << y << '\n';
   }
   return out.str();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include "core/error.h"
 
@@ -25,16 +26,6 @@ std::vector<std::pair<double, double>> merged(std::vector<std::pair<double, doub
     else out.push_back(iv);
   }
   return out;
-}
-
-void add_to(std::vector<std::pair<std::string, double>>& v, const std::string& k, double x) {
-  for (auto& [name, total] : v) {
-    if (name == k) {
-      total += x;
-      return;
-    }
-  }
-  v.emplace_back(k, x);
 }
 
 [[noreturn]] void bad_timeline(const std::string& origin, const std::string& what) {
@@ -77,6 +68,7 @@ TimelineSummary summarize_timeline(const nlohmann::json& doc, const std::string&
     double first = INFINITY, last = -INFINITY;
     std::vector<std::pair<double, double>> comm, compute;
     std::map<long long, std::vector<std::pair<double, double>>> by_thread;  // tid -> spans
+    std::unordered_map<std::string, std::size_t> phase_at;  // name -> its place in t.phases and t.counts
   };
   std::map<int, Acc> tracks;
   std::map<int, std::string> names;
@@ -115,15 +107,13 @@ TimelineSummary summarize_timeline(const nlohmann::json& doc, const std::string&
     const std::string name = e.contains("name") && e["name"].is_string() ? e["name"].get<std::string>() : "?";
     Acc& a = tracks[pid];
     a.t.pid = pid;
-    add_to(a.t.phases, name, dur);
-    bool counted = false;
-    for (auto& [n, c] : a.t.counts) {
-      if (n == name) {
-        ++c;
-        counted = true;
-      }
+    const auto [at, first_seen] = a.phase_at.try_emplace(name, a.t.phases.size());
+    if (first_seen) {
+      a.t.phases.emplace_back(name, 0.0);
+      a.t.counts.emplace_back(name, 0);
     }
-    if (!counted) a.t.counts.emplace_back(name, 1);
+    a.t.phases[at->second].second += dur;
+    ++a.t.counts[at->second].second;
     a.first = std::min(a.first, ts);
     a.last = std::max(a.last, ts + dur);
     const long long tid = e.contains("tid") && e["tid"].is_number_integer() ? e["tid"].get<long long>() : 0;

@@ -77,13 +77,21 @@ Trainer::Trainer(TrainConfig config, comm::Communicator& comm) : config_(std::mo
   try {
     engine_ = make_engine(config_, comm_, shape, static_cast<std::size_t>(train_->classes()));
   } catch (const Error& e) {
-    // A JPEG set's crop sets the input size: a layer that does not fit it (the model's shape
-    // errors name no parameter; the engine's options do) is the crop's problem.
-    if (e.kind() != ErrorKind::usage || !e.parameter().empty() || config_.dataset.name.rfind("jpeg:", 0) != 0) throw;
-    throw_parameter(ErrorKind::usage, "crop",
-                    fmt::format("{}: the model {} does not fit inputs of {}x{} ({}); give a larger crop (or a set of "
-                                "larger images)",
-                                config_.dataset.crop, config_.model, shape[1], shape[2], e.what()));
+    // A layer that does not fit the samples (the model's shape errors name no parameter; the
+    // engine's options do): a JPEG set's crop sets the input size, so it is the crop's problem;
+    // otherwise the model's, for the data set's images.
+    if (e.kind() != ErrorKind::usage || !e.parameter().empty()) throw;
+    if (config_.dataset.name.rfind("jpeg:", 0) == 0) {
+      throw_parameter(ErrorKind::usage, "crop",
+                      fmt::format("{}: the model {} does not fit inputs of {}x{} ({}); give a larger crop (or a set of "
+                                  "larger images)",
+                                  config_.dataset.crop, config_.model, shape[1], shape[2], e.what()));
+    }
+    throw_parameter(ErrorKind::usage, "model",
+                    fmt::format("{}: does not fit the {}x{} images of data set {} ({}); use --model mlp, which takes "
+                                "any size, or a data set of larger images",
+                                config_.model, shape.rank() > 1 ? shape[1] : 1, shape.rank() > 2 ? shape[2] : 1,
+                                config_.dataset.name, e.what()));
   }
   if (test_) test_shard_ = data::ShardedSampler::exact_shard(test_->size(), comm_.size(), comm_.rank());
   lr_at_ = [lr = config_.lr](long) { return lr; };

@@ -123,6 +123,24 @@ TEST(ChartStyle, TwoLineTitleDrawsWithGnuplot) {
   fs::remove_all(dir);
 }
 
+// A series label with a line break (read from a record's string field) stays a comment: it must
+// not put a data point into the .dat file.
+TEST(ChartStyle, ALabelWithALineBreakAddsNoDataPoint) {
+  Chart c = byte_chart();
+  c.series[0].label = "dgx1\n4 1000\r";
+  const fs::path dir = fs::temp_directory_path() / ("scalelab_label_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const ChartFiles f = write_chart(c, (dir / "nl").string());
+  std::ifstream in(f.dat);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_NE(line, "4 1000") << "a label's line became data";
+  std::ifstream again(f.dat);
+  std::stringstream dat;
+  dat << again.rdbuf();
+  EXPECT_NE(dat.str().find("# series 0: dgx1\n# 4 1000 \n"), std::string::npos) << dat.str();
+  fs::remove_all(dir);
+}
+
 // One epoch, one rank count: an axis of one value gets a range around it, so gnuplot does not
 // print "Warning: empty x range" among the command's output.
 TEST(ChartStyle, AnAxisOfOneValueGetsARangeAroundIt) {
