@@ -318,8 +318,8 @@ int Lab::run(const LabOptions& options, const std::vector<std::string>& command,
     const Step& step = steps_[i];
     std::cout << "\n--- Step " << number << "/" << steps_.size() << ": " << step.title << " ---\n"
               << step.explanation << "\n" << std::flush;
-    nlohmann::json step_record{{"number", number}, {"title", step.title}, {"commands", nlohmann::json::array()},
-                               {"findings", nlohmann::json::object()}};
+    nlohmann::json step_record{{"number", number}, {"title", step.title}, {"timed", step.timed},
+                               {"commands", nlohmann::json::array()}, {"findings", nlohmann::json::object()}};
     const double s0 = now_seconds();
     try {
       StepContext ctx(o, bin, number, step_record, step.timed);

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -46,7 +47,12 @@ fs::path scratch(const std::string& name) {
   return d;
 }
 
-bool have_fashion_mnist() { return fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"); }
+// Where scalelab itself looks: SCALELAB_DATA_DIR when set, else Debian's folder.
+bool have_fashion_mnist() {
+  const char* dir = std::getenv("SCALELAB_DATA_DIR");
+  const fs::path d = dir != nullptr && *dir != '\0' ? fs::path(dir) : fs::path("/usr/share/datasets/fashion-mnist");
+  return fs::exists(d / "train-images-idx3-ubyte.gz") || fs::exists(d / "train-images-idx3-ubyte");
+}
 
 double final_accuracy(const nlohmann::json& doc, const std::string& name) {
   for (const auto& r : doc.at("configurations")) {

@@ -179,6 +179,7 @@ TEST(CpuShareMeter, ThisProcessHasReadableFigures) {
   EXPECT_GT(r.wall_s, 0);
   EXPECT_GT(r.cpu_s, 0);
   EXPECT_GE(r.wait_fraction, 0);
+  EXPECT_LE(r.wait_fraction, 1);  // a share of the wall time
   EXPECT_GT(r.cpu_share, 0);
   EXPECT_LE(r.cpu_share, 1);
 }

@@ -2,7 +2,7 @@
 # End-to-end cases for `scalelab data make-jpeg` and `scalelab pipeline`, run by CTest:
 #   cases.sh CASE SCALELAB FIXTURE_TOOL WORKDIR
 # Exit 77 (CTest's skip) with a one-line reason where Fashion-MNIST is not installed.
-set -u
+set -u -o pipefail  # `scalelab ... | tee f || fail` must fail with scalelab, not with tee
 CASE=$1 SCALELAB=$2 FIXTURE=$3 WORK=$4/$1
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
@@ -155,7 +155,8 @@ PY
     "$SCALELAB" train --dataset jpeg:set --model cnn --crop 28 --epochs 1 --batch-size 8 --json one.json | tee one.txt \
       || fail "train on the JPEG set"
     grep -q "on jpeg:set (64 training, 16 test samples)" one.txt || fail "the set is not named with its sizes"
-    [ "$(json one.json 'd["config"]["dataset"], d["config"]["crop"], d["epochs"][0]["test_accuracy"] >= 0')" = "jpeg:set 28 True" ] \
+    # Evaluated on the set's 16 test samples (a fraction, not null), and the run complete.
+    [ "$(json one.json 'd["config"]["dataset"], d["config"]["crop"], d["complete"], 0 <= d["epochs"][0]["test_accuracy"] <= 1')" = "jpeg:set 28 True True" ] \
       || fail "one.json"
     "$SCALELAB" run -np 2 -- train --dataset jpeg:set --model mlp --crop 28 --epochs 1 --batch-size 8 --loader-workers 2 \
       --augment complex --decode fast --json two.json > two.txt 2>&1 || { cat two.txt; fail "train on 2 ranks"; }

@@ -53,7 +53,11 @@ case $CASE in
     printf '\x00\x00\x09\x03' | dd of=data/train-images-idx3-ubyte bs=1 count=4 conv=notrunc 2>/dev/null
     expect_error 2 "bad magic" -- "$SCALELAB" train --dataset data
     "$FIXTURE" data2 64 16 && "$FIXTURE" other 65 16 && cp other/train-labels-idx1-ubyte.gz data2/
-    expect_error 2 "64 images but .* 65 labels" -- "$SCALELAB" train --dataset data2 ;;
+    expect_error 2 "64 images but .* 65 labels" -- "$SCALELAB" train --dataset data2
+    # Images too small for the model: named as the model's problem for that data set, with a fix.
+    "$FIXTURE" small 64 16 2 || fail "fixture"
+    expect_error 2 "^error: --model cnn: does not fit the 2x2 images of data set small (.*); use --model mlp" -- \
+      "$SCALELAB" train --dataset small --model cnn --batch-size 8 --max-steps 3 ;;
   more_ranks_than_samples)
     "$FIXTURE" tiny 2 2 || fail "fixture"
     expect_error 2 "more ranks (3) than training samples (2)" -- "$SCALELAB" run -np 3 -- train --dataset tiny ;;
@@ -290,7 +294,13 @@ case $CASE in
     cat out.txt
     grep -q "efficiency" out.txt || fail "no table"
     [ "$(json scale.json "[r['ranks'] for r in d['rows']]")" = "[1, 2]" ] || fail "rows"
-    json scale.json "abs(d['rows'][0]['efficiency'] - 1) < 1e-9 and d['rows'][1]['speedup'] > 0" | grep -q True || fail "figures"
+    # The figures come from the runs' own records: with --repeat 1 and one epoch, each row's
+    # images/sec is that epoch's in the train record it names, and the 2-rank row's speed-up and
+    # efficiency are the ratios of those.
+    json scale.json "all(len(json.load(open(r['json_file']))['epochs']) == 1 and abs(r['images_per_second'] - json.load(open(r['json_file']))['epochs'][0]['images_per_second']) < 1e-6 * r['images_per_second'] and r['images_per_second'] > 0 for r in d['rows'])" \
+        | grep -q True || fail "images/sec not the train records'"
+    json scale.json "abs(d['rows'][1]['speedup'] - d['rows'][1]['images_per_second'] / d['rows'][0]['images_per_second']) < 1e-9 and abs(d['rows'][1]['efficiency'] - d['rows'][1]['speedup'] / 2) < 1e-9" \
+        | grep -q True || fail "speed-up and efficiency not the ratios of the rows' images/sec"
     [ -f s/scaling.dat ] && [ -f s/scaling.gp ] || fail "chart data"
     # The training options given reach every run as given (here --max-steps and --bucket-cap).
     json scale.json "'--max-steps' in d['train_args'] and '--bucket-cap' in d['train_args']" | grep -q True \
@@ -350,8 +360,9 @@ case $CASE in
     json lab.json "all(s['status'] == 'passed' or (s['status'] == 'unreliable' and s['unreliable']) for s in d['steps'])" \
         | grep -q True || fail "steps"
     [ "$(json lab.json "len(d['steps'])")" = 5 ] || fail "five steps"
-    # Under 2 minutes on a quiet 2-core machine; the bound leaves room for a busy CI host.
-    json lab.json "d['seconds'] < 300" | grep -q True || fail "quick lab over 5 minutes" ;;
+    # The untimed steps have no reason to be unreliable: they pass.
+    json lab.json "all(s['status'] == 'passed' for s in d['steps'] if not s['timed']) and any(not s['timed'] for s in d['steps'])" | grep -q True \
+        || fail "an untimed step did not pass" ;;
   *) fail "unknown case $CASE" ;;
 esac
 echo "PASS: $CASE"

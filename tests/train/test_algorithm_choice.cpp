@@ -49,9 +49,11 @@ TEST(AlgorithmChoice, WithoutAProfileTheLibrarysOwnAndSaysHowToCalibrate) {
 }
 
 TEST(AlgorithmChoice, AChoiceThatIsNoAllreduceAlgorithmIsAnError) {
-  // Two ranks: rank 0's error ends the job (under MPI, fail_job); here each rank's is checked.
+  // Two ranks: rank 0 chooses and finds the choice wrong before its broadcast, and its error ends
+  // the job (under MPI, fail_job). Only rank 0 is checked: rank 1 would wait in the broadcast
+  // rank 0 never reaches.
   comm::run_local(2, [&](comm::Communicator& comm) {
-    if (comm.rank() != 0) return;  // rank 1 would wait in the broadcast rank 0 never reaches
+    if (comm.rank() != 0) return;
     try {
       (void)train::choose_allreduce(comm, 1e6, false,
                                     [](const collectives::ChoiceQuery&) { return std::string("nvls"); });
