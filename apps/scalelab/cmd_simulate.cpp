@@ -45,7 +45,7 @@ constexpr const char* kUsage =
     "examples:\n"
     "  scalelab simulate --workload resnet50 --machine dgx1 --gpus 1,2,4,8 --batch-size 64\n"
     "  scalelab simulate --workload resnet50 --machine superpod-a100 --nodes 16 --precision amp\n"
-    "  scalelab simulate --workload cnn --machine this --gpus 1,2 --batch-size 128\n"
+    "  scalelab simulate --workload cnn --machine this --gpus 1,2 --batch-size 128 --threads 1\n"
     "  scalelab simulate --workload bert_large_128 --machine dgx-h100 --precision amp --timeline step.json";
 
 struct Parsed {
@@ -125,7 +125,10 @@ std::optional<Parsed> parse_simulate(const Args& args) {
       ("p2p", po::value<std::string>()->default_value("on"), "GPU peer-to-peer: on, or off (through host memory, NCCL_P2P_DISABLE=1)")
       ("algo", po::value<std::string>()->default_value(""),
        "allreduce algorithm as `scalelab predict` names it (default: auto, what NCCL would choose, on GPUs; train's own on this machine)")
-      ("optimizer", po::value<std::string>()->default_value("sgd"), "sgd (with momentum), adam, lars or lamb: its memory traffic")
+      ("optimizer", po::value<std::string>()->default_value(""),
+       "sgd (with momentum), adam, lars or lamb: its memory traffic (default: sgd on GPUs, as the catalog workloads' "
+       "recipes; train's own, adam, on this machine)")
+      ("threads", po::value<int>()->default_value(1), "this machine: compute threads per rank, as train's --threads (the calibration times 1)")
       ("overlap", po::value<std::string>()->default_value("auto"),
        "buckets averaged while backward goes on: auto (on GPUs; on this machine's CPU ranks as train's --overlap auto "
        "decides at each rank count), on, or off (after backward)")
@@ -181,6 +184,17 @@ std::optional<Parsed> parse_simulate(const Args& args) {
   // What the run being predicted would use: NCCL's choice on GPUs, train's default on CPU ranks.
   if (q.step.algorithm.empty()) q.step.algorithm = q.machine == "this" ? train::TrainConfig{}.algo : "auto";
   q.optimizer = (*vm)["optimizer"].as<std::string>();
+  if (q.optimizer.empty()) q.optimizer = q.machine == "this" ? train::TrainConfig{}.optimizer : "sgd";
+  // The calibration times the nn engine on one compute thread per rank: that is what it can price.
+  const int threads = (*vm)["threads"].as<int>();
+  if (q.machine != "this" && !(*vm)["threads"].defaulted()) {
+    usage_error(args, "--threads " + std::to_string(threads) + ": compute threads of this machine's CPU ranks; " + q.machine +
+                          " is priced as GPUs, so leave it out");
+  }
+  if (threads != 1) {
+    usage_error(args, "--threads " + std::to_string(threads) + ": the calibration times the layers on 1 compute thread per rank, "
+                          "so only 1 is priced; give --threads 1");
+  }
   q.overlap = (*vm)["overlap"].as<std::string>();
   if (q.overlap != "auto" && q.overlap != "on" && q.overlap != "off") usage_error(args, "--overlap " + q.overlap + ": use auto, on or off");
   const std::string p2p = (*vm)["p2p"].as<std::string>();
@@ -299,17 +313,25 @@ void write_timeline(const std::string& path, const sim::ScalingResult& r) {
   const sim::ScalingRow& row = r.rows.back();
   const sim::StepResult& s = row.step;
   Trace trace({"forward", "backward", "allreduce", "optimizer", "input"});
+  // Each span's detail names what it prices: the layer (and its kind), or the bucket.
+  const auto layer = [&](std::size_t i) {
+    const sim::WorkloadLayer& l = r.workload.layers[i];
+    return l.name + " (" + std::string(sim::name_of(l.kind)) + ")";
+  };
   double t = 0;
   for (std::size_t i = 0; i < s.layer_forward_s.size(); ++i) {
-    trace.add(0, 0, 0, t * 1e6, s.layer_forward_s[i] * 1e6);
+    trace.add(0, 0, 0, t * 1e6, s.layer_forward_s[i] * 1e6, layer(i));
     t += s.layer_forward_s[i];
   }
   const double backward_start = t;
   for (std::size_t i = s.layer_backward_s.size(); i-- > 0;) {
-    trace.add(1, 0, 0, t * 1e6, s.layer_backward_s[i] * 1e6);
+    trace.add(1, 0, 0, t * 1e6, s.layer_backward_s[i] * 1e6, layer(i));
     t += s.layer_backward_s[i];
   }
-  for (const sim::BucketTiming& b : s.buckets) trace.add(2, 0, 1, (backward_start + b.start_s) * 1e6, b.seconds * 1e6);
+  for (const sim::BucketTiming& b : s.buckets) {
+    trace.add(2, 0, 1, (backward_start + b.start_s) * 1e6, b.seconds * 1e6,
+              fmt::format("{:.1f} MB: {}", b.wire_bytes / 1e6, b.detail));
+  }
   const double opt_start = t + s.parts.exposed_comm_s;  // t: the end of backward
   trace.add(3, 0, 0, opt_start * 1e6, s.parts.optimizer_s * 1e6);
   if (s.parts.input_s > 0) trace.add(4, 0, 2, 0.0, s.parts.input_s * 1e6);

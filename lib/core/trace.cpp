@@ -50,8 +50,10 @@ std::string chrome_trace_json(const Trace& trace, const TraceLabels& labels) {
     const std::string name = e.name >= 0 && static_cast<std::size_t>(e.name) < trace.names().size()
                                  ? trace.names()[static_cast<std::size_t>(e.name)]
                                  : "event " + std::to_string(e.name);
-    events.push_back({{"name", name}, {"cat", labels.category}, {"ph", "X"}, {"pid", e.pid}, {"tid", e.tid},
-                      {"ts", e.start_us}, {"dur", std::max(0.0, e.duration_us)}});
+    nlohmann::json span = {{"name", name}, {"cat", labels.category}, {"ph", "X"}, {"pid", e.pid}, {"tid", e.tid},
+                           {"ts", e.start_us}, {"dur", std::max(0.0, e.duration_us)}};
+    if (const std::string& detail = trace.detail_of(e); !detail.empty()) span["args"] = {{"detail", detail}};
+    events.push_back(std::move(span));
   }
   nlohmann::json doc;
   doc["traceEvents"] = std::move(events);

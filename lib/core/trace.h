@@ -9,7 +9,9 @@
 //   write_chrome_trace("timeline.json", {trace_rank0, trace_rank1}, {"rank 0", "rank 1"});
 //
 // Events are plain data (TraceEvent) so a rank can ship its events to rank 0 as bytes; every
-// rank builds its Trace with the same name table, so name ids agree across ranks.
+// rank builds its Trace with the same name table, so name ids agree across ranks. An event may
+// carry a detail, a line of text the trace shows as the event's args ("detail": the layer a
+// simulated span prices); details stay in the Trace that recorded them and are not shipped.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -21,7 +23,7 @@ struct TraceEvent {
   std::int32_t name = 0;  // index into the Trace's name table
   std::int32_t pid = 0;   // process track (rank)
   std::int32_t tid = 0;   // thread track inside it (lane)
-  std::int32_t pad = 0;
+  std::int32_t detail = 0;  // 0: none; else 1 + its index in the Trace's detail table
   double start_us = 0.0;  // microseconds since the trace's origin
   double duration_us = 0.0;
 };
@@ -35,14 +37,25 @@ class Trace {
   void add(int name, int pid, int tid, double start_us, double duration_us) {
     events_.push_back(TraceEvent{name, pid, tid, 0, start_us, duration_us});
   }
+  // The same with a detail (allocates: for traces written once, not for recording steps).
+  void add(int name, int pid, int tid, double start_us, double duration_us, std::string detail) {
+    details_.push_back(std::move(detail));
+    events_.push_back(TraceEvent{name, pid, tid, static_cast<std::int32_t>(details_.size()), start_us, duration_us});
+  }
   void add(const TraceEvent& e) { events_.push_back(e); }
   [[nodiscard]] const std::vector<std::string>& names() const { return names_; }
   [[nodiscard]] const std::vector<TraceEvent>& events() const { return events_; }
   [[nodiscard]] std::vector<TraceEvent>& events() { return events_; }
+  // The detail of an event, "" when it has none (or one recorded by another Trace).
+  [[nodiscard]] const std::string& detail_of(const TraceEvent& e) const {
+    static const std::string none;
+    return e.detail > 0 && static_cast<std::size_t>(e.detail) <= details_.size() ? details_[static_cast<std::size_t>(e.detail) - 1] : none;
+  }
 
  private:
   std::vector<std::string> names_;
   std::vector<TraceEvent> events_;
+  std::vector<std::string> details_;
 };
 
 // Optional labels: a name for each process track (by pid) and for each lane (by tid).

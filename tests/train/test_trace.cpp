@@ -31,4 +31,23 @@ TEST(Trace, ChromeJsonHasNamedTracksAndSortedCompleteEvents) {
   EXPECT_EQ(spans[1]["pid"], 1);
   ASSERT_EQ(names.size(), 2u);
   EXPECT_EQ(names[1]["args"]["name"], "rank 1");
+  EXPECT_FALSE(spans[0].contains("args")) << "a span without a detail has no args";
+}
+
+// A span's detail is its args' "detail"; spans without one, and one whose detail index is not
+// this Trace's (an event shipped from another rank), have none.
+TEST(Trace, ASpansDetailIsItsArgs) {
+  Trace t({"forward", "backward"});
+  t.add(0, 0, 0, 0.0, 5.0, "conv2d (conv)");
+  t.add(1, 0, 0, 5.0, 10.0);
+  t.add(TraceEvent{1, 0, 0, 7, 15.0, 1.0});
+  const auto doc = nlohmann::json::parse(chrome_trace_json(t, TraceLabels{}));
+  std::vector<nlohmann::json> spans;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X") spans.push_back(e);
+  }
+  ASSERT_EQ(spans.size(), 3u);
+  EXPECT_EQ(spans[0]["args"]["detail"], "conv2d (conv)");
+  EXPECT_FALSE(spans[1].contains("args"));
+  EXPECT_FALSE(spans[2].contains("args"));
 }
