@@ -21,7 +21,7 @@ int cmd_bandwidth(const Args& args) {
   for (const auto& a : args.argv) {
     if (a == "--help" || a == "-h") {
       std::cout << "usage: scalelab bandwidth [--cuda-device N] [-b 1K -e 1G -f 2] [--mode pinned|pageable|both] "
-                   "[--iters 20] [--peers] [--json FILE]\n\n"
+                   "[--warmup_iters 2] [--iters 20] [--repeats 5] [--peers] [--peer-bytes 64M] [--json FILE]\n\n"
                 << kNoCuda << "\n"
                 << "(GPU status (scalelab bandwidth): ran on one GPU only, docs/gpu-status.md)\n";
       return 0;
