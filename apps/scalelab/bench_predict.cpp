@@ -45,6 +45,9 @@ PredictRequest predict_request(const po::variables_map& vm, bool gpu_ranks) {
     // Check the machine and the profile now, before any rank starts: one line, exit 2.
     const topo::Machine m = load_machine(r.machine);
     if (prices_cpu_ranks(r, m)) (void)model::load_profile(r.profile.empty() ? model::default_profile_path() : r.profile);
+    else if (!r.profile.empty()) {
+      throw_usage("--profile " + r.profile + ": calibrates CPU ranks of this machine, not the GPUs of " + r.machine + "; leave it out");
+    }
   }
   return r;
 }

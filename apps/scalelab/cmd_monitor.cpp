@@ -69,8 +69,7 @@ std::optional<Parsed> parse_monitor(const Args& args) {
   check_distinct_files(*vm, {"output", "json"});
   const double interval = (*vm)["loop"].as<double>();
   if (!monitor::valid_interval(interval)) {
-    usage_error(args, fmt::format("-l/--loop {}: give a positive number of seconds, at most {:g} (a day)", interval,
-                                  monitor::kMaxIntervalS));
+    usage_error(args, "-l/--loop " + monitor::interval_problem(interval));
   }
   const long long count = (*vm)["count"].as<long long>();
   if (count < 0) usage_error(args, "--count " + std::to_string(count) + ": must not be negative (0: no limit)");

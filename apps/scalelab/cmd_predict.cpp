@@ -34,9 +34,11 @@ model::Predictor make_predictor(const po::variables_map& vm, const Args& args, t
   if (p2p_text != "on" && p2p_text != "off") usage_error(args, "--p2p " + p2p_text + ": use on or off");
   const std::string name = vm["machine"].as<std::string>();
   m = load_machine(name);
+  const std::string gpus = gpus_arg(vm);
   if (m.gpus().empty()) {
     // CPU ranks are priced from this machine's calibration only: a machine file without GPUs
     // describes no ranks the profile measured.
+    if (!gpus.empty()) usage_error(args, "--gpus " + gpus + ": chooses GPUs of a machine; this machine's CPU ranks are counted by --ranks");
     if (name != "this") {
       usage_error(args, "--machine " + name + ": has no GPUs; predict prices GPUs of a machine, or CPU ranks of this one "
                         "(--machine this)");
@@ -60,7 +62,7 @@ model::Predictor make_predictor(const po::variables_map& vm, const Args& args, t
     usage_error(args, "--ranks " + vm["ranks"].as<std::string>() + ": counts CPU ranks of this machine; " + name +
                           " has GPUs: choose them with --gpus");
   }
-  const auto sel = topo::select_gpus(m, vm["gpus"].as<std::string>());
+  const auto sel = topo::select_gpus(m, gpus);
   return model::Predictor(m, sel, p2p_text == "on" ? topo::P2P::on : topo::P2P::off);
 }
 

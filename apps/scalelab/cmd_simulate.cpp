@@ -83,7 +83,8 @@ double pipeline_per_core_rate(const std::string& file) {
 
 std::vector<int> parse_counts(const std::string& text) {
   std::vector<int> counts;
-  for (const std::string& item : list_items(text)) {
+  for (const std::string& item : split_list(text)) {
+    if (item.empty()) throw_parameter(ErrorKind::usage, "gpus", text + ": an empty item (two commas, or one at an end); give GPU counts such as 1,2,4,8");
     const long long v = parse_int(item, "--gpus");
     if (v < 1 || v > limits::kMaxModelledDevices) {
       throw_parameter(ErrorKind::usage, "gpus", text + ": each count must be 1 to " + std::to_string(limits::kMaxModelledDevices));
@@ -148,7 +149,12 @@ std::optional<Parsed> parse_simulate(const Args& args) {
   q.workload = (*vm)["workload"].as<std::string>();
   q.machine = (*vm)["machine"].as<std::string>();
   if (q.machine != "this") (void)load_machine(q.machine);  // a bad file is named now; its warnings printed once
-  if (vm->count("profile")) q.profile = (*vm)["profile"].as<std::string>();
+  if (vm->count("profile")) {
+    q.profile = (*vm)["profile"].as<std::string>();
+    if (q.machine != "this") {
+      usage_error(args, "--profile " + q.profile + ": calibrates CPU ranks of this machine, not the GPUs of " + q.machine + "; leave it out");
+    }
+  }
   const std::string gpus = (*vm)["gpus"].as<std::string>();
   if (vm->count("nodes")) {
     if (!gpus.empty()) usage_error(args, "give --gpus or --nodes, not both");
@@ -192,8 +198,8 @@ std::optional<Parsed> parse_simulate(const Args& args) {
                           " is priced as GPUs, so leave it out");
   }
   if (threads != 1) {
-    usage_error(args, "--threads " + std::to_string(threads) + ": the calibration times the layers on 1 compute thread per rank, "
-                          "so only 1 is priced; give --threads 1");
+    usage_error(args, "--threads " + std::to_string(threads) + ": the simulator knows this machine's kernels on one thread per "
+                          "rank; use --threads 1");
   }
   q.overlap = (*vm)["overlap"].as<std::string>();
   if (q.overlap != "auto" && q.overlap != "on" && q.overlap != "off") usage_error(args, "--overlap " + q.overlap + ": use auto, on or off");

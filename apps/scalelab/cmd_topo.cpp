@@ -96,10 +96,7 @@ int cmd_topo(const Args& args) {
   if (p2p_text != "on" && p2p_text != "off") usage_error(args, "--p2p " + p2p_text + ": use on or off");
   const P2P p2p = p2p_text == "on" ? P2P::on : P2P::off;
   const Machine m = load_machine((*vm)["machine"].as<std::string>());
-  if (!(*vm)["gpus"].defaulted() && (*vm)["gpus"].as<std::string>().empty()) {
-    usage_error(args, "--gpus '': give GPU positions (0,3) or a count (4), or leave it out for all GPUs of one node");
-  }
-  const GpuSelection sel = select_gpus(m, (*vm)["gpus"].as<std::string>());
+  const GpuSelection sel = select_gpus(m, gpus_arg(*vm));
   if (sel.nodes > 1) usage_error(args, "--gpus: topo shows one node; give at most " + std::to_string(m.gpus().size()) + " GPUs");
 
   std::printf("# %s\n# from %s; %d node%s\n", m.title.c_str(), m.origin.c_str(), m.nodes, m.nodes == 1 ? "" : "s");

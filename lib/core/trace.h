@@ -42,7 +42,12 @@ class Trace {
     details_.push_back(std::move(detail));
     events_.push_back(TraceEvent{name, pid, tid, static_cast<std::int32_t>(details_.size()), start_us, duration_us});
   }
-  void add(const TraceEvent& e) { events_.push_back(e); }
+  // An event recorded elsewhere (another rank's, shipped as bytes): its detail, an index into the
+  // recording Trace's table, means nothing here and is dropped.
+  void add(const TraceEvent& e) {
+    events_.push_back(e);
+    events_.back().detail = 0;
+  }
   [[nodiscard]] const std::vector<std::string>& names() const { return names_; }
   [[nodiscard]] const std::vector<TraceEvent>& events() const { return events_; }
   [[nodiscard]] std::vector<TraceEvent>& events() { return events_; }

@@ -12,12 +12,13 @@
 
 namespace scalelab::monitor {
 
+std::string interval_problem(double s) {
+  return fmt::format("{}: give a positive number of seconds, at most {:g} (a day)", s, kMaxIntervalS);
+}
+
 GpuMonitor::GpuMonitor(GpuSampler& sampler, std::ostream& csv, MonitorOptions options)
     : sampler_(sampler), csv_(csv), options_(std::move(options)) {
-  if (!valid_interval(options_.interval_s)) {
-    throw_usage(fmt::format("GPU monitor interval {} s: give a positive number of seconds, at most {:g} (a day)", options_.interval_s,
-                            kMaxIntervalS));
-  }
+  if (!valid_interval(options_.interval_s)) throw_usage("GPU monitor interval " + interval_problem(options_.interval_s));
 }
 
 GpuMonitor::~GpuMonitor() {

@@ -31,6 +31,8 @@ namespace scalelab::monitor {
 inline constexpr double kMaxIntervalS = 86400;
 // Whether `s` seconds is an interval the monitor takes: above 0, finite, at most kMaxIntervalS.
 [[nodiscard]] inline bool valid_interval(double s) { return s > 0 && s <= kMaxIntervalS; }
+// What to say of an interval that is not: "10000000000: give a positive number of seconds, at most 86400 (a day)".
+[[nodiscard]] std::string interval_problem(double s);
 
 struct MonitorOptions {
   double interval_s = 5;     // between samples; valid_interval

@@ -26,8 +26,7 @@ std::string per_node_path(const std::string& path, const std::string& host) {
 NodeMonitor::NodeMonitor(const NodeMonitorOptions& options) {
   if (options.csv_path.empty()) return;
   if (!valid_interval(options.interval_s)) {
-    throw_parameter(ErrorKind::usage, "interval_s",
-                    fmt::format("{}: give a positive number of seconds, at most {:g} (a day)", options.interval_s, kMaxIntervalS));
+    throw_parameter(ErrorKind::usage, "interval_s", interval_problem(options.interval_s));
   }
   auto sampler = open_nvml_sampler();  // every rank: without NVML all stop here, with one line
   const LaunchEnv env = read_launch_env();

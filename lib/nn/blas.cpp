@@ -8,6 +8,7 @@
 #include "nn/blas.h"
 
 #include "core/error.h"
+#include "core/launch_env.h"
 
 #include <dlfcn.h>
 
@@ -93,9 +94,13 @@ Backend load_backend() {
     const char* err = dlerror();
     const std::string why = err ? err : lib;
     b.description = "Eigen " + eigen_version() + " built-in product (OpenBLAS not loaded: " + why + "; install libopenblas0)";
-    if (library_given && b.problem.empty()) {
-      b.problem = "SCALELAB_BLAS_LIBRARY=" + std::string(lib) + ": cannot load it (" + why +
-                  "); point it at an OpenBLAS shared library, or unset it for libopenblas.so.0";
+    if (b.problem.empty() && (library_given || chosen == "openblas" || coretype != nullptr)) {
+      // Asked for by name (the library, OpenBLAS itself, or its kernels): say why it is not there.
+      const std::string asked = library_given ? "SCALELAB_BLAS_LIBRARY=" + std::string(lib)
+                                : chosen == "openblas" ? std::string("SCALELAB_BLAS=openblas")
+                                                       : std::string("SCALELAB_BLAS_CORETYPE=") + coretype;
+      b.problem = asked + ": cannot load " + lib + " (" + why + "); install libopenblas0, point SCALELAB_BLAS_LIBRARY at an "
+                  "OpenBLAS shared library, or unset it";
     }
     return b;
   }
@@ -113,7 +118,11 @@ Backend load_backend() {
   const std::string kernels = corename ? corename() : "?";
   std::string how = ", CPU detected";
   if (coretype && same_name(coretype, kernels)) how = std::string(", SCALELAB_BLAS_CORETYPE=") + coretype;
-  if (coretype && !same_name(coretype, kernels)) {
+  if (coretype && corename == nullptr) {
+    how = std::string(", SCALELAB_BLAS_CORETYPE=") + coretype + " not applied";
+    b.warning = std::string("SCALELAB_BLAS_CORETYPE=") + coretype + ": " + lib +
+                " is not an OpenBLAS that names its kernels (no openblas_get_corename), so the core type cannot be applied";
+  } else if (coretype && !same_name(coretype, kernels)) {
     // OpenBLAS takes an unknown name, or kernels this CPU cannot run, silently and picks its own.
     how = std::string(", SCALELAB_BLAS_CORETYPE=") + coretype + " not applied";
     b.warning = std::string("SCALELAB_BLAS_CORETYPE=") + coretype + ": OpenBLAS chose its " + kernels +
@@ -190,8 +199,11 @@ void check_blas_environment() {
   if (!set("SCALELAB_BLAS") && !set("SCALELAB_BLAS_LIBRARY") && !set("SCALELAB_BLAS_CORETYPE")) return;
   const Backend& be = backend();
   if (!be.problem.empty()) throw_input(be.problem);
+  // Once per job: every rank finds the same, so rank 0 (or a process outside a launcher) says it.
   static std::once_flag warned;
-  if (!be.warning.empty()) std::call_once(warned, [&] { std::fprintf(stderr, "warning: %s\n", be.warning.c_str()); });
+  if (!be.warning.empty() && read_launch_env().rank == 0) {
+    std::call_once(warned, [&] { std::fprintf(stderr, "warning: %s\n", be.warning.c_str()); });
+  }
 }
 
 std::string blas_description() { return backend().description; }

@@ -35,7 +35,7 @@ void record_gemms(std::vector<GemmCall>* sink);
 // Where SCALELAB_BLAS, SCALELAB_BLAS_LIBRARY or SCALELAB_BLAS_CORETYPE is set: loads the backend
 // now and throws an input error naming the variable when it asks for what cannot be had (an
 // unknown SCALELAB_BLAS, a library that does not load); warns once on stderr when OpenBLAS chose
-// other kernels than SCALELAB_BLAS_CORETYPE names. Without them, returns at once (nothing loaded).
+// other kernels than SCALELAB_BLAS_CORETYPE names (rank 0 only). Without them, returns at once (nothing loaded).
 void check_blas_environment();
 
 // Applies the thread count to the BLAS backend (compute.cpp calls this).

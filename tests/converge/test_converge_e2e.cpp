@@ -51,7 +51,10 @@ fs::path scratch(const std::string& name) {
 bool have_fashion_mnist() {
   const char* dir = std::getenv("SCALELAB_DATA_DIR");
   const fs::path d = dir != nullptr && *dir != '\0' ? fs::path(dir) : fs::path("/usr/share/datasets/fashion-mnist");
-  return fs::exists(d / "train-images-idx3-ubyte.gz") || fs::exists(d / "train-images-idx3-ubyte");
+  for (const char* name : {"train-images-idx3-ubyte", "train-images.idx3-ubyte"}) {  // as lib/data/load.cpp finds them
+    if (fs::exists(d / name) || fs::exists(d / (std::string(name) + ".gz"))) return true;
+  }
+  return false;
 }
 
 double final_accuracy(const nlohmann::json& doc, const std::string& name) {

@@ -34,13 +34,13 @@ TEST(Trace, ChromeJsonHasNamedTracksAndSortedCompleteEvents) {
   EXPECT_FALSE(spans[0].contains("args")) << "a span without a detail has no args";
 }
 
-// A span's detail is its args' "detail"; spans without one, and one whose detail index is not
-// this Trace's (an event shipped from another rank), have none.
+// A span's detail is its args' "detail"; spans without one, and an event copied from another
+// Trace (shipped from another rank), whose detail index would point into this Trace's table, have none.
 TEST(Trace, ASpansDetailIsItsArgs) {
   Trace t({"forward", "backward"});
   t.add(0, 0, 0, 0.0, 5.0, "conv2d (conv)");
   t.add(1, 0, 0, 5.0, 10.0);
-  t.add(TraceEvent{1, 0, 0, 7, 15.0, 1.0});
+  t.add(TraceEvent{1, 0, 0, 1, 15.0, 1.0});  // another Trace's detail 1: not this one's "conv2d (conv)"
   const auto doc = nlohmann::json::parse(chrome_trace_json(t, TraceLabels{}));
   std::vector<nlohmann::json> spans;
   for (const auto& e : doc["traceEvents"]) {
