@@ -148,7 +148,7 @@ int cmd_calibrate(const Args& args) {
       return std::string(text);
     };
     const auto summary = [&](const model::ComputeRates& c) {
-      char text[512];
+      char text[640];
       std::snprintf(text, sizeof text,
                     "conv %.1f GFLOP/s, dense %.1f GFLOP/s, elementwise %.1f GB/s, max-pool %.1f GB/s, batch norm %.1f GB/s; "
                     "the lab models' layers one by one: conv %s and dense %s GFLOP/s (%zu shapes), elementwise %s, "
@@ -157,7 +157,16 @@ int cmd_calibrate(const Args& args) {
                     c.pool_bytes_per_s * 1e-9, c.norm_bytes_per_s * 1e-9, span(c, "conv").c_str(),
                     span(c, "matmul").c_str(), c.shapes.size(), span(c, "elementwise").c_str(), span(c, "pool").c_str(),
                     span(c, "norm").c_str(), c.traffic.size());
-      return std::string(text);
+      std::string out = text;
+      for (const auto& f : c.fused) {
+        std::string kinds;
+        for (const auto& l : f.layers) kinds += (kinds.empty() ? "" : "+") + l.kind;
+        char one[160];
+        std::snprintf(one, sizeof one, "; fused %s at batch %.0f: %.3f ms per image", kinds.c_str(), f.batch,
+                      f.seconds_per_image * 1e3);
+        out += one;
+      }
+      return out;
     };
     std::printf("# nn layers on 1 thread, batch %d (%s): %s\n", prof.compute.batch, prof.compute.blas.c_str(),
                 summary(prof.compute).c_str());

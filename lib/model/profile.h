@@ -90,6 +90,20 @@ struct ComputeRates {
     double bytes_per_s = 0;
   };
   std::vector<Traffic> traffic;
+  // Runs of the lab models' layers that the nn engine fuses into one unit (a convolution that
+  // computes its pool, and the first convolution, chunk by chunk in cache: nn::Model::fused_groups),
+  // each timed as it runs in training at two batches: the layers it covers, by kind and figures
+  // per image, and forward + backward seconds per image. Empty in older profiles.
+  struct FusedLayer {
+    std::string kind;  // "conv", "pool", ...
+    double forward_flops = 0, params = 0, in_elems = 0, out_elems = 0;
+  };
+  struct Fused {
+    std::vector<FusedLayer> layers;
+    double batch = 0;  // images per timed call
+    double seconds_per_image = 0;
+  };
+  std::vector<Fused> fused;
 };
 
 struct Profile {

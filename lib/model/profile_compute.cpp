@@ -15,6 +15,7 @@ namespace {
 using profile_fields::bad_field;
 using profile_fields::kMaxGBps;
 using profile_fields::kMaxGflops;
+using profile_fields::kMaxTableUs;
 using profile_fields::number;
 using profile_fields::whole;
 
@@ -22,6 +23,19 @@ nlohmann::json shapes_json(const std::vector<ComputeRates::Shape>& shapes) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& s : shapes) {
     a.push_back({{"kind", s.kind}, {"m", s.m}, {"n", s.n}, {"k", s.k}, {"batch", s.batch}, {"gflops_per_s", s.flops_per_s * 1e-9}});
+  }
+  return a;
+}
+
+nlohmann::json fused_json(const std::vector<ComputeRates::Fused>& runs) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& f : runs) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& l : f.layers) {
+      layers.push_back({{"kind", l.kind}, {"forward_flops", l.forward_flops}, {"params", l.params}, {"in_elems", l.in_elems},
+                        {"out_elems", l.out_elems}});
+    }
+    a.push_back({{"layers", layers}, {"batch", f.batch}, {"ms_per_image", f.seconds_per_image * 1e3}});
   }
   return a;
 }
@@ -89,6 +103,33 @@ std::vector<ComputeRates::Traffic> traffic_from(const nlohmann::json& x, const s
                                         });
 }
 
+std::vector<ComputeRates::Fused> fused_from(const nlohmann::json& x, const std::string& origin, const std::string& key) {
+  return rows_of<ComputeRates::Fused>(x, "fused", origin, key, "{layers, batch, ms_per_image}",
+                                      [&](const nlohmann::json& r, const std::string& at) {
+                                        ComputeRates::Fused f;
+                                        const std::string list = at + ".layers";
+                                        if (!r.contains("layers") || !r["layers"].is_array() || r["layers"].empty()) {
+                                          bad_field(origin, list, "is not a non-empty array of {kind, forward_flops, params, in_elems, out_elems}");
+                                        }
+                                        for (std::size_t i = 0; i < r["layers"].size(); ++i) {
+                                          const nlohmann::json& l = r["layers"][i];
+                                          const std::string li = list + "[" + std::to_string(i) + "]";
+                                          if (!l.is_object()) bad_field(origin, li, "is not a {kind, forward_flops, params, in_elems, out_elems} object");
+                                          ComputeRates::FusedLayer fl;
+                                          fl.kind = kind_of(l, origin, li, {"conv", "matmul", "pool", "elementwise", "norm"});
+                                          fl.forward_flops = number(l, "forward_flops", origin, li + ".forward_flops", 0, false);
+                                          fl.params = number(l, "params", origin, li + ".params", 0, false);
+                                          fl.in_elems = number(l, "in_elems", origin, li + ".in_elems", 0, true);
+                                          fl.out_elems = number(l, "out_elems", origin, li + ".out_elems", 0, true);
+                                          f.layers.push_back(fl);
+                                        }
+                                        f.batch = number(r, "batch", origin, at + ".batch", 0, true);
+                                        f.seconds_per_image = number(r, "ms_per_image", origin, at + ".ms_per_image", 0, true,
+                                                                     std::nullopt, kMaxTableUs * 1e-3) * 1e-3;
+                                        return f;
+                                      });
+}
+
 }  // namespace
 
 nlohmann::json compute_json(const ComputeRates& c) {
@@ -103,7 +144,8 @@ nlohmann::json compute_json(const ComputeRates& c) {
           {"pool_GBps", c.pool_bytes_per_s * 1e-9},
           {"norm_GBps", c.norm_bytes_per_s * 1e-9},
           {"shapes", shapes_json(c.shapes)},
-          {"traffic", traffic_json(c.traffic)}};
+          {"traffic", traffic_json(c.traffic)},
+          {"fused", fused_json(c.fused)}};
 }
 
 ComputeRates compute_from(const nlohmann::json& j, const std::string& origin, const std::string& key) {
@@ -130,6 +172,7 @@ ComputeRates compute_from(const nlohmann::json& j, const std::string& origin, co
   c.norm_bytes_per_s = number(x, "norm_GBps", origin, key + ".norm_GBps", 0, false, 0.0, kMaxGBps) * 1e9;
   c.shapes = shapes_from(x, origin, key);
   c.traffic = traffic_from(x, origin, key);
+  c.fused = fused_from(x, origin, key);
   return c;
 }
 

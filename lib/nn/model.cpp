@@ -88,6 +88,30 @@ void Model::set_fusion(bool on) {
   }
 }
 
+std::vector<std::pair<std::size_t, std::size_t>> Model::fused_groups() const {
+  const auto index_of = [&](const Layer* l) {
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+      if (layers_[i].get() == l) return i;
+    }
+    throw_runtime("Model " + name_ + ": a fused layer is not one of its layers");
+  };
+  std::vector<bool> with_next(layers_.size(), false);  // layer i runs fused with layer i + 1
+  for (std::size_t i = 0; i < fused_.size(); ++i) {
+    if (fused_[i].first != nullptr) with_next[i] = true;
+  }
+  for (const auto& [conv, next] : relu_chained_) with_next[index_of(conv)] = true;
+  if (chain_ != kNoChain) with_next[chain_] = true;
+  std::vector<std::pair<std::size_t, std::size_t>> groups;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    if (!with_next[i]) continue;
+    std::size_t last = i + 1;
+    while (last < layers_.size() && with_next[last]) ++last;
+    groups.emplace_back(i, last);
+    i = last;
+  }
+  return groups;
+}
+
 void Model::reseed(std::uint64_t seed, std::uint64_t stream) {
   for (std::size_t i = 0; i < layers_.size(); ++i) layers_[i]->reseed(layer_seed(seed, i), stream);
 }

@@ -58,6 +58,10 @@ class Model {
   // Results are the same to the last bit either way, but for the first convolution's weight and
   // bias gradients, the same sums in another order when chained (tested); off is for comparison.
   void set_fusion(bool on);
+  // The runs of layers that fusion makes one unit (first and last layer index, inclusive): a
+  // convolution with its pool, a ReLU convolution with the convolution that applies its ReLU's
+  // derivative, the chained first convolution; overlapping links make one run. Empty without any.
+  [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> fused_groups() const;
   // Allocates every buffer for batches up to max_batch (forward calls this when needed).
   void reserve(std::size_t max_batch);
 

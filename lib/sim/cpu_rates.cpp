@@ -20,6 +20,7 @@
 #include "nn/conv2d.h"
 #include "nn/dense.h"
 #include "nn/dropout.h"
+#include "nn/flatten.h"
 #include "nn/global_avg_pool.h"
 #include "nn/maxpool2d.h"
 #include "nn/model.h"
@@ -83,9 +84,32 @@ double time_group(Group& group, int repeats) {
   return median(t);
 }
 
-// Median seconds of one step of `b`, after a warm-up; a step shorter than 0.2 ms is repeated
-// within each sample so that the clock's resolution and the call's own overhead do not set it.
-double time_one(Bench& b, int repeats) {
+// A run of layers that fusion makes one unit (nn::Model::fused_groups), rebuilt as a model of its
+// own (a Flatten last, so that its output is the model's "logits"): forward + backward through
+// nn::Model, so that the fused code runs as in training.
+struct FusedBench {
+  FusedBench(nn::Model& m, std::size_t batch) : model(m) {
+    model.reserve(batch);
+    in.resize(model.input_shape().with_batch(batch));
+    dout.resize(nn::Shape{model.num_classes()}.with_batch(batch));
+    Rng rng(1234);
+    for (std::size_t i = 0; i < in.numel(); ++i) in.data()[i] = rng.uniform(-1.0f, 1.0f);
+    for (std::size_t i = 0; i < dout.numel(); ++i) dout.data()[i] = rng.uniform(-1.0f, 1.0f);
+  }
+  void step() {
+    model.zero_grad();
+    (void)model.forward(in.view(), true);
+    model.backward(dout.view());
+  }
+  nn::Model& model;
+  nn::Tensor in, dout;
+};
+
+// Median seconds of one step of `b` (a Bench or a FusedBench), after a warm-up; a step shorter
+// than 0.2 ms is repeated within each sample so that the clock's resolution and the call's own
+// overhead do not set it.
+template <class B>
+double time_one(B& b, int repeats) {
   const double t0 = now_seconds();
   b.step();
   const double first = now_seconds() - t0;
@@ -187,6 +211,53 @@ LabLayers lab_layers() {
   return out;
 }
 
+// A copy of a layer that fusion joins (nn::Model::fused_groups: convolutions and max-pools), or
+// null for a kind it does not join.
+std::unique_ptr<nn::Layer> copy_of(const nn::Layer& l) {
+  if (const auto* c = dynamic_cast<const nn::Conv2D*>(&l)) return std::make_unique<nn::Conv2D>(c->options());
+  if (const auto* p = dynamic_cast<const nn::MaxPool2D*>(&l)) return std::make_unique<nn::MaxPool2D>(p->pool(), p->stride());
+  return nullptr;
+}
+
+// The lab models' fused runs, each once, as models of their own. Only runs that begin at a model's
+// first computing layer: training computes no input gradient there, and neither does a model of
+// its own, so the run is timed as it runs (the lab models have no other).
+std::vector<std::unique_ptr<nn::Model>> lab_fused_runs() {
+  std::vector<std::unique_ptr<nn::Model>> out;
+  std::vector<std::vector<WorkloadLayer>> seen;
+  for (const std::string& name : nn::model_names()) {
+    const auto m = nn::make_model(name, nn::Shape{1, 28, 28}, 10, 1);
+    std::size_t first = 0;
+    while (first < m->layer_count() && m->layer(first).aliases_input()) ++first;
+    for (const auto& [a, b] : m->fused_groups()) {
+      if (a != first) continue;
+      const nn::Shape in = a ? m->layer_output_shape(a - 1) : m->input_shape();
+      auto run = std::make_unique<nn::Model>(name + " fused " + std::to_string(a) + "-" + std::to_string(b), in,
+                                             m->layer_output_shape(b).numel(), 1);
+      bool copied = true;
+      for (std::size_t i = a; i <= b && copied; ++i) {
+        auto l = copy_of(m->layer(i));
+        copied = l != nullptr;
+        if (copied) run->add(std::move(l));
+      }
+      if (!copied) continue;
+      run->add(std::make_unique<nn::Flatten>());
+      run->build();
+      std::vector<WorkloadLayer> layers = workload_from_model(*run).layers;
+      const auto same = [&](const std::vector<WorkloadLayer>& x) {
+        return x.size() == layers.size() && std::equal(x.begin(), x.end(), layers.begin(), [](const auto& p, const auto& q) {
+                 return p.kind == q.kind && p.forward_flops == q.forward_flops && p.params == q.params &&
+                        p.in_elems == q.in_elems && p.out_elems == q.out_elems;
+               });
+      };
+      if (std::any_of(seen.begin(), seen.end(), same)) continue;
+      seen.push_back(std::move(layers));
+      out.push_back(std::move(run));
+    }
+  }
+  return out;
+}
+
 // Restores the compute thread count when the measurement ends (also on an exception).
 struct ThreadsGuard {
   int saved = nn::compute_threads();
@@ -271,6 +342,14 @@ CpuRates measure_cpu_rates(const CpuRateOptions& o) {
       r.traffic.push_back({x.kind, pass_bytes, b.bytes(per_call) / time_one(b, repeats)});
     }
   }
+  // The runs the engine fuses, as they run in training, at 1 and 4 times the batch.
+  for (auto& run : lab_fused_runs()) {
+    const std::vector<WorkloadLayer> layers = workload_from_model(*run).layers;
+    for (const std::size_t per_call : {batch, 4 * batch}) {
+      FusedBench b(*run, per_call);
+      r.fused.push_back({layers, double(per_call), time_one(b, repeats) / static_cast<double>(per_call)});
+    }
+  }
   Group norms;  // the norm kind's one rate: every batch norm at `batch`, together
   for (const auto& x : lab.memory) {
     if (x.kind == LayerKind::norm) add(norms, x.make(), x.in, true);
@@ -295,6 +374,13 @@ model::ComputeRates to_compute_rates(const CpuRates& r) {
     c.shapes.push_back({std::string(name_of(x.kind)), x.shape.m, x.shape.n, x.shape.k, x.shape.batch, x.flops_per_s});
   }
   for (const TrafficRate& x : r.traffic) c.traffic.push_back({std::string(name_of(x.kind)), x.bytes, x.bytes_per_s});
+  for (const FusedRate& f : r.fused) {
+    model::ComputeRates::Fused out{{}, f.batch, f.seconds_per_sample};
+    for (const WorkloadLayer& l : f.layers) {
+      out.layers.push_back({std::string(name_of(l.kind)), l.forward_flops, static_cast<double>(l.params), l.in_elems, l.out_elems});
+    }
+    c.fused.push_back(std::move(out));
+  }
   return c;
 }
 
@@ -314,6 +400,19 @@ CpuRates cpu_rates_from(const model::ComputeRates& c) {
   r.measured[idx(LayerKind::norm)] = c.norm_bytes_per_s > 0;
   for (const auto& x : c.shapes) r.shapes.push_back({parse_layer_kind(x.kind), {x.m, x.n, x.k, x.batch}, x.flops_per_s});
   for (const auto& x : c.traffic) r.traffic.push_back({parse_layer_kind(x.kind), x.bytes, x.bytes_per_s});
+  for (const auto& f : c.fused) {
+    FusedRate out{{}, f.batch, f.seconds_per_image};
+    for (const auto& l : f.layers) {
+      WorkloadLayer wl;
+      wl.kind = parse_layer_kind(l.kind);
+      wl.forward_flops = l.forward_flops;
+      wl.params = static_cast<std::size_t>(l.params);
+      wl.in_elems = l.in_elems;
+      wl.out_elems = l.out_elems;
+      out.layers.push_back(std::move(wl));
+    }
+    r.fused.push_back(std::move(out));
+  }
   return r;
 }
 
@@ -342,6 +441,7 @@ DeviceSpec cpu_device(const CpuRates& r, const std::string& title) {
   }
   d.shape_rates = r.shapes;
   d.traffic_rates = r.traffic;
+  d.fused_rates = r.fused;
   char line[512];
   std::snprintf(line, sizeof line,
                 "nn engine's layers timed on %d thread(s), batch %d (%s): conv %.1f GFLOP/s, matmul %.1f GFLOP/s, "
@@ -360,18 +460,65 @@ DeviceSpec cpu_device(const CpuRates& r, const std::string& title) {
                         " memory-bound layers of the lab models timed at several batches: each such layer priced at "
                         "the rate of its own size");
   }
+  if (!r.fused.empty()) {
+    d.sources.push_back(std::to_string(r.fused.size()) +
+                        " timings of the runs of layers the engine fuses, each as one unit: such a run priced at its own time");
+  }
   return d;
 }
+
+namespace {
+
+// The rates of ranks computing side by side, each no faster than alone: a rank beside another
+// shares its caches and memory, so where the shared timing came out faster (by a percent or two:
+// the noise of two timings taken apart) the solo one stands. Entries pair by what they measure.
+model::ComputeRates no_faster_than_alone(model::ComputeRates shared, const model::ComputeRates& solo) {
+  for (auto [s, o] : {std::pair{&shared.conv_flops_per_s, solo.conv_flops_per_s}, {&shared.matmul_flops_per_s, solo.matmul_flops_per_s},
+                      {&shared.elementwise_bytes_per_s, solo.elementwise_bytes_per_s}, {&shared.pool_bytes_per_s, solo.pool_bytes_per_s},
+                      {&shared.norm_bytes_per_s, solo.norm_bytes_per_s}}) {
+    if (o > 0 && *s > 0) *s = std::min(*s, o);
+  }
+  for (auto& x : shared.shapes) {
+    for (const auto& y : solo.shapes) {
+      if (x.kind == y.kind && x.m == y.m && x.n == y.n && x.k == y.k && x.batch == y.batch) x.flops_per_s = std::min(x.flops_per_s, y.flops_per_s);
+    }
+  }
+  for (auto& x : shared.traffic) {
+    for (const auto& y : solo.traffic) {
+      if (x.kind == y.kind && x.bytes == y.bytes) x.bytes_per_s = std::min(x.bytes_per_s, y.bytes_per_s);
+    }
+  }
+  const auto same_run = [](const model::ComputeRates::Fused& a, const model::ComputeRates::Fused& b) {
+    if (a.batch != b.batch || a.layers.size() != b.layers.size()) return false;
+    for (std::size_t i = 0; i < a.layers.size(); ++i) {
+      const auto &p = a.layers[i], &q = b.layers[i];
+      if (p.kind != q.kind || p.forward_flops != q.forward_flops || p.params != q.params || p.in_elems != q.in_elems ||
+          p.out_elems != q.out_elems) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (auto& x : shared.fused) {
+    for (const auto& y : solo.fused) {
+      if (same_run(x, y)) x.seconds_per_image = std::max(x.seconds_per_image, y.seconds_per_image);
+    }
+  }
+  return shared;
+}
+
+}  // namespace
 
 DeviceSpec device_from_profile(const model::Profile& p, const std::string& origin, bool shared) {
   if (!p.compute.measured) {
     throw_input(origin + ": the profile has no compute rates (" + p.compute.reason +
                 "); run 'scalelab calibrate' to time this machine's layers");
   }
-  const model::ComputeRates& c = shared && p.compute_shared.measured ? p.compute_shared : p.compute;
+  const bool both = shared && p.compute_shared.measured;
+  const model::ComputeRates c = both ? no_faster_than_alone(p.compute_shared, p.compute) : p.compute;
   DeviceSpec d = cpu_device(cpu_rates_from(c), "this machine's CPU" + (p.cpu_model.empty() ? std::string() : " (" + p.cpu_model + ")") +
                                                    ", " + std::to_string(c.threads) + " thread(s)" +
-                                                   (&c == &p.compute_shared ? ", every rank of the node computing" : ""));
+                                                   (both ? ", every rank of the node computing" : ""));
   d.sources.push_back("calibration profile " + origin + (p.created.empty() ? std::string() : " of " + p.created));
   return d;
 }

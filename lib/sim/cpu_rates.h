@@ -20,6 +20,11 @@
 // quarter of the batch to 16 times it (DeviceSpec::traffic_rates): in the caches such a layer
 // moves its bytes several times faster than from memory, so the simulator reads each layer's rate
 // off its kind's table at the bytes one pass of it moves.
+// And the runs of layers the engine fuses into one unit in training (nn::Model::fused_groups: the
+// cnn's first convolution computed chunk by chunk inside the second, which computes its max-pool
+// while its output is in cache) are timed as a unit, at 1 and 4 times the batch, as
+// DeviceSpec::fused_rates: timed apart, the same layers take about 10% longer, their outputs going
+// to memory and back.
 // `scalelab calibrate` stores the figures in its profile (model::ComputeRates, plain numbers);
 // device_from_profile turns them back into a DeviceSpec of kind "cpu".
 //
@@ -43,6 +48,7 @@ struct CpuRates {
   std::array<bool, kLayerKinds> measured{};    // false: borrowed from a measured kind (see above)
   std::vector<ShapeRate> shapes;               // the lab models' products, shape by shape (below)
   std::vector<TrafficRate> traffic;            // their memory-bound layers, at several batches (below)
+  std::vector<FusedRate> fused;                // the runs of their layers the engine fuses (below)
   std::string blas;                            // nn::blas_description()
   int threads = 1;
   int batch = 0;

@@ -204,6 +204,39 @@ double DeviceSpec::shape_flops_per_s(LayerKind k, const GemmShape& shape) const 
   return pts.empty() ? near->flops_per_s : log_log_at(std::move(pts), shape.batch);
 }
 
+namespace {
+
+bool same_figures(const WorkloadLayer& a, const WorkloadLayer& b) {
+  const auto near = [](double x, double y) { return std::abs(x - y) <= 1e-9 * std::max(std::abs(x), std::abs(y)); };
+  return a.kind == b.kind && a.params == b.params && near(a.forward_flops, b.forward_flops) && near(a.in_elems, b.in_elems) &&
+         near(a.out_elems, b.out_elems);
+}
+
+bool run_matches(const std::vector<WorkloadLayer>& run, const std::vector<WorkloadLayer>& layers, std::size_t first) {
+  if (run.empty() || first + run.size() > layers.size()) return false;
+  for (std::size_t j = 0; j < run.size(); ++j) {
+    if (!same_figures(run[j], layers[first + j])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::size_t DeviceSpec::fused_run_at(const std::vector<WorkloadLayer>& layers, std::size_t first, double batch,
+                                     double& seconds_per_sample) const {
+  const FusedRate* match = nullptr;
+  for (const FusedRate& f : fused_rates) {
+    if (run_matches(f.layers, layers, first) && (match == nullptr || f.layers.size() > match->layers.size())) match = &f;
+  }
+  if (match == nullptr) return 0;
+  std::vector<std::pair<double, double>> pts;  // (batch, seconds per sample) of that run
+  for (const FusedRate& f : fused_rates) {
+    if (f.layers.size() == match->layers.size() && run_matches(f.layers, layers, first)) pts.emplace_back(f.batch, f.seconds_per_sample);
+  }
+  seconds_per_sample = log_log_at(std::move(pts), batch);
+  return match->layers.size();
+}
+
 double DeviceSpec::memory_Bps(LayerKind k, double bytes) const {
   std::vector<std::pair<double, double>> pts;  // (bytes, bytes/s), this kind's
   for (const TrafficRate& t : traffic_rates) {

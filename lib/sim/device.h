@@ -54,6 +54,16 @@ struct TrafficRate {
   double bytes_per_s = 0;
 };
 
+// A run of layers the nn engine fuses into one unit on this machine's CPU (nn::Model::fused_groups:
+// a convolution computing its pool, or the first convolution, chunk by chunk in cache), timed as
+// it runs in training: the layers it covers (kind and figures, as workload_from_model gives them;
+// names are not compared) and forward + backward seconds per sample at `batch` samples per call.
+struct FusedRate {
+  std::vector<WorkloadLayer> layers;
+  double batch = 0;
+  double seconds_per_sample = 0;
+};
+
 struct DeviceSpec {
   std::string name;          // "v100-sxm2-16gb"
   std::string title;         // "NVIDIA V100 SXM2 16 GB"
@@ -72,6 +82,9 @@ struct DeviceSpec {
   // so moves its bytes at the rate interpolated (log-log) at its own bytes, clamped to the ends,
   // in place of bandwidth x its kind's fraction: in the caches or from memory, as its size says.
   std::vector<TrafficRate> traffic_rates;
+  // This machine's CPU: runs of layers the engine fuses, timed as a unit. A workload whose layers
+  // from some index on are such a run (same kinds and figures) prices them at the run's time.
+  std::vector<FusedRate> fused_rates;
   std::vector<std::string> sources;
 
   [[nodiscard]] double peak_flops(Precision p) const;  // FLOP/s
@@ -92,6 +105,11 @@ struct DeviceSpec {
   // measured at several batches, interpolated (log-log) at shape.batch, clamped to the ends. 0
   // when no shape of that kind was measured.
   [[nodiscard]] double shape_flops_per_s(LayerKind k, const GemmShape& shape) const;
+  // Whether layers[first...] begin with a measured fused run: its length (0: none) and, through
+  // `seconds_per_sample`, its forward + backward time per sample at `batch` (log-log between the
+  // batches it was timed at, flat beyond them).
+  [[nodiscard]] std::size_t fused_run_at(const std::vector<WorkloadLayer>& layers, std::size_t first, double batch,
+                                         double& seconds_per_sample) const;
 };
 
 // Names of the catalog's devices (data/devices, embedded at build time), sorted.

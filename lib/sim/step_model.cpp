@@ -110,11 +110,6 @@ StepResult simulate_step(const StepInputs& in) {
                                              batch * (l.in_elems + l.out_elems) * ab + params * wb, o.precision,
                                              gemm_shape(l, batch)) +
                            activation_s(l, 2);
-    r.parts.forward_s += r.layer_forward_s[i];
-  }
-  for (std::size_t i = n; i-- > 0;) {
-    const WorkloadLayer& l = w.layers[i];
-    const double params = static_cast<double>(l.params);
     // With parameters: the weight gradient, and the input gradient unless this is the first layer.
     const double flops = l.params > 0 ? (i == 0 ? 1.0 : 2.0) * l.forward_flops : l.forward_flops;
     // Read the output's gradient, write the input's (the convention this machine's rates were
@@ -122,6 +117,28 @@ StepResult simulate_step(const StepInputs& in) {
     const double bytes = batch * (l.in_elems + l.out_elems) * ab + 2.0 * params * wb;
     r.layer_backward_s[i] = dev.layer_seconds(l.kind, batch * flops, bytes, o.precision, gemm_shape(l, batch)) +
                             activation_s(l, 3);
+  }
+  // This machine's CPU: a run of layers the engine fuses (a convolution computing its pool in
+  // cache, sim/cpu_rates.h) takes its measured time, shared among its layers as their own times
+  // are, so that each still shows in the timeline.
+  for (std::size_t i = 0; i < n;) {
+    double per_sample = 0;
+    const std::size_t length = dev.fused_run_at(w.layers, i, batch, per_sample);
+    if (length == 0) {
+      ++i;
+      continue;
+    }
+    double separate = 0;
+    for (std::size_t j = i; j < i + length; ++j) separate += r.layer_forward_s[j] + r.layer_backward_s[j];
+    const double scale = separate > 0 ? per_sample * batch / separate : 1.0;
+    for (std::size_t j = i; j < i + length; ++j) {
+      r.layer_forward_s[j] *= scale;
+      r.layer_backward_s[j] *= scale;
+    }
+    i += length;
+  }
+  for (std::size_t i = 0; i < n; ++i) r.parts.forward_s += r.layer_forward_s[i];
+  for (std::size_t i = n; i-- > 0;) {
     t += r.layer_backward_s[i];
     done_after[i] = t;
   }

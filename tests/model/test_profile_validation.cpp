@@ -129,6 +129,19 @@ TEST(ProfileValidation, EachDamagedFieldIsAnInputErrorNamingTheFileAndTheField) 
       {"traffic rate beyond any machine",
        [](auto& d) { d["profile"]["compute"]["traffic"] = {{{"kind", "norm"}, {"bytes", 1e6}, {"GBps", 1e300}}}; },
        {"compute.traffic[0].GBps", "beyond any machine"}},
+      {"fused run without layers",
+       [](auto& d) { d["profile"]["compute"]["fused"] = {{{"layers", nlohmann::json::array()}, {"batch", 32}, {"ms_per_image", 0.3}}}; },
+       {"compute.fused[0].layers", "non-empty array"}},
+      {"fused run at no batch",
+       [](auto& d) {
+         d["profile"]["compute"]["fused"] = {{{"layers", {{{"kind", "conv"}, {"forward_flops", 1}, {"params", 1}, {"in_elems", 1}, {"out_elems", 1}}}}, {"batch", 0}, {"ms_per_image", 0.3}}};
+       },
+       {"compute.fused[0].batch", "above 0"}},
+      {"fused layer of no kind",
+       [](auto& d) {
+         d["profile"]["compute"]["fused"] = {{{"layers", {{{"kind", "attention"}, {"forward_flops", 1}, {"params", 1}, {"in_elems", 1}, {"out_elems", 1}}}}, {"batch", 32}, {"ms_per_image", 0.3}}};
+       },
+       {"compute.fused[0].layers[0].kind"}},
       {"traffic of a compute kind",
        [](auto& d) { d["profile"]["compute"]["traffic"] = {{{"kind", "conv"}, {"bytes", 1e6}, {"GBps", 10}}}; },
        {"compute.traffic[0].kind"}},

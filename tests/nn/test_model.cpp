@@ -65,6 +65,18 @@ TEST(Model, OnlyResnetUsesBatchStatistics) {
   }
 }
 
+// The runs fusion makes one unit: the cnn's two convolutions and its pool (the first chained into
+// the second, which computes the pool); the mlp and the resnet have none.
+TEST(Model, FusedGroupsAreTheRunsFusionJoins) {
+  const auto cnn = make_model("cnn", Shape{1, 28, 28}, 10, 1);
+  const std::vector<std::pair<std::size_t, std::size_t>> groups = cnn->fused_groups();
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0], std::make_pair(std::size_t{0}, std::size_t{2}));
+  EXPECT_EQ(cnn->layer(2).type(), "MaxPooling2D");
+  EXPECT_TRUE(make_model("mlp", Shape{1, 28, 28}, 10, 1)->fused_groups().empty());
+  EXPECT_TRUE(make_model("resnet", Shape{1, 28, 28}, 10, 1)->fused_groups().empty());
+}
+
 TEST(Model, SameSeedSameParametersOtherSeedOther) {
   auto a = make_model("resnet", Shape{1, 12, 12}, 10, 5), b = make_model("resnet", Shape{1, 12, 12}, 10, 5),
        c = make_model("resnet", Shape{1, 12, 12}, 10, 6);

@@ -66,6 +66,17 @@ TEST(CpuRates, EveryLabModelsProductAndMemoryLayerIsMeasured) {
       EXPECT_GE(sizes, 4) << name << " " << l.name << " (" << name_of(l.kind) << ")";
     }
   }
+  // The cnn's fused run (its two convolutions and its pool) is timed at two batches, and its
+  // workload finds it at its first layer.
+  const Workload cnn = workload_from_model(*nn::make_model("cnn", nn::Shape{1, 28, 28}, 10, 1));
+  ASSERT_EQ(r.fused.size(), 2u);
+  for (const FusedRate& f : r.fused) EXPECT_GT(f.seconds_per_sample, 0);
+  EXPECT_EQ(r.fused[0].batch, 4);
+  EXPECT_EQ(r.fused[1].batch, 16);
+  double per_sample = 0;
+  EXPECT_EQ(d.fused_run_at(cnn.layers, 0, 4, per_sample), 3u);
+  EXPECT_DOUBLE_EQ(per_sample, r.fused[0].seconds_per_sample);
+  EXPECT_EQ(d.fused_run_at(cnn.layers, 1, 4, per_sample), 0u);
 }
 
 CpuRates made_up() {
@@ -144,6 +155,7 @@ TEST(ProfileCompute, TheComputeSectionRoundTrips) {
   EXPECT_DOUBLE_EQ(q.compute.matmul_flops_per_s, 90e9);
   EXPECT_DOUBLE_EQ(q.compute.elementwise_bytes_per_s, 12e9);
   EXPECT_DOUBLE_EQ(q.compute.pool_bytes_per_s, 6e9);
+  EXPECT_TRUE(q.compute.fused.empty());
   const DeviceSpec d = device_from_profile(q, "test profile");
   EXPECT_EQ(d.kind, "cpu");
   EXPECT_NE(d.title.find("Test CPU"), std::string::npos);
@@ -180,6 +192,9 @@ TEST(ProfileCompute, ShapesTrafficAndTheNormRateRoundTrip) {
   r.measured[idx(LayerKind::norm)] = true;
   r.shapes = {{LayerKind::conv, {16, 784, 144, 32}, 100e9}, {LayerKind::matmul, {128, 256, 784}, 220e9}};
   r.traffic = {{LayerKind::norm, 2e6, 4e9}, {LayerKind::pool, 1e6, 50e9}};
+  WorkloadLayer conv{"c", LayerKind::conv, 389376, 320, 784, 21632, ""};
+  WorkloadLayer pool{"p", LayerKind::pool, 0, 0, 21632, 5408, ""};
+  r.fused = {{{conv, pool}, 32, 3.5e-4}};
   p.compute = to_compute_rates(r);
   const model::Profile q = model::profile_from_json(model::to_json(p), "test profile");
   EXPECT_DOUBLE_EQ(q.compute.norm_bytes_per_s, 3e9);
@@ -192,7 +207,15 @@ TEST(ProfileCompute, ShapesTrafficAndTheNormRateRoundTrip) {
   ASSERT_EQ(q.compute.traffic.size(), 2u);
   EXPECT_EQ(q.compute.traffic[0].kind, "norm");
   EXPECT_DOUBLE_EQ(q.compute.traffic[0].bytes_per_s, 4e9);
+  ASSERT_EQ(q.compute.fused.size(), 1u);
+  ASSERT_EQ(q.compute.fused[0].layers.size(), 2u);
+  EXPECT_EQ(q.compute.fused[0].layers[1].kind, "pool");
+  EXPECT_DOUBLE_EQ(q.compute.fused[0].layers[0].forward_flops, 389376);
+  EXPECT_DOUBLE_EQ(q.compute.fused[0].seconds_per_image, 3.5e-4);
   const DeviceSpec d = device_from_profile(q, "test profile");
+  double per_sample = 0;
+  EXPECT_EQ(d.fused_run_at({conv, pool}, 0, 64, per_sample), 2u);
+  EXPECT_DOUBLE_EQ(per_sample, 3.5e-4);
   EXPECT_DOUBLE_EQ(d.layer_seconds(LayerKind::matmul, 2.2e9, 0, Precision::fp32, GemmShape{128, 256, 784}), 0.01);
   EXPECT_NEAR(d.memory_Bps(LayerKind::norm, 2e6), 4e9, 1e3);
   EXPECT_DOUBLE_EQ(d.memory_Bps(LayerKind::elementwise, 2e6), 12e9);  // no table for it
@@ -248,6 +271,30 @@ TEST(ProfileCompute, TheSharedRatesRoundTripAndAnOlderProfileFallsBackToTheSoloO
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("compute_shared.pool_GBps"), std::string::npos) << e.what();
   }
+}
+
+// Side by side a rank is no faster than alone: a shared rate that came out faster (the noise of
+// two timings) is the solo one, kind by kind and entry by entry, fused runs included.
+TEST(ProfileCompute, ASharedRateIsNeverFasterThanTheSoloOne) {
+  model::Profile p = minimal_profile();
+  CpuRates solo = made_up();
+  WorkloadLayer conv{"c", LayerKind::conv, 389376, 320, 784, 21632, ""};
+  solo.shapes = {{LayerKind::conv, {16, 784, 144, 32}, 100e9}};
+  solo.fused = {{{conv}, 32, 3.5e-4}};
+  CpuRates side = solo;
+  side.rate[idx(LayerKind::pool)] *= 1.02;      // faster beside another rank: noise
+  side.rate[idx(LayerKind::elementwise)] /= 2;  // slower: shared memory, kept
+  side.shapes[0].flops_per_s = 103e9;
+  side.fused[0].seconds_per_sample = 3.4e-4;
+  p.compute = to_compute_rates(solo);
+  p.compute_shared = to_compute_rates(side);
+  const DeviceSpec d = device_from_profile(p, "test profile", true);
+  EXPECT_NEAR(d.memory_Bps(LayerKind::pool, 1e6), 6e9, 1e3);
+  EXPECT_NEAR(d.memory_Bps(LayerKind::elementwise, 1e6), 6e9, 1e3);
+  EXPECT_DOUBLE_EQ(d.shape_flops_per_s(LayerKind::conv, {16, 784, 144, 32}), 100e9);
+  double per_sample = 0;
+  ASSERT_EQ(d.fused_run_at({conv}, 0, 32, per_sample), 1u);
+  EXPECT_DOUBLE_EQ(per_sample, 3.5e-4);
 }
 
 TEST(ThisMachine, SeveralRanksComputeAtTheSharedRatesOneAtTheSoloOnes) {

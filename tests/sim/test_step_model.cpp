@@ -98,6 +98,41 @@ TEST(StepModel, AnActivationInsideALayerIsASeparatePassOnGpusOnly) {
   EXPECT_DOUBLE_EQ(fused_cpu.step_s, plain_cpu.step_s);
 }
 
+// A run of layers the CPU engine fuses (DeviceSpec::fused_rates) takes its measured time, log-log
+// between the batches it was timed at, shared among its layers as their own times are; a run
+// of other figures, or a device without fused rates, is priced layer by layer.
+TEST(StepModel, AFusedRunTakesItsMeasuredTimeSharedAmongItsLayers) {
+  const Workload w = small_workload();
+  DeviceSpec d = round_device();
+  d.kind = "cpu";
+  StepOptions o;
+  o.batch = 10;
+  const StepResult apart = simulate_step({w, d, nullptr, o});
+  // fc2 and fc3 as one run: 4 us per sample at 5 samples per call, 1 us at 20.
+  const std::vector<WorkloadLayer> run(w.layers.begin() + 2, w.layers.end());
+  d.fused_rates = {{run, 5, 4e-6}, {run, 20, 1e-6}};
+  const StepResult fused = simulate_step({w, d, nullptr, o});
+  const double run_s = 10 * 2e-6;  // at 10 samples: halfway (log-log) between 4 and 1 us
+  double before = 0;
+  for (std::size_t i : {2u, 3u}) before += apart.layer_forward_s[i] + apart.layer_backward_s[i];
+  for (std::size_t i : {2u, 3u}) {
+    EXPECT_NEAR(fused.layer_forward_s[i], apart.layer_forward_s[i] * run_s / before, 1e-15);
+    EXPECT_NEAR(fused.layer_backward_s[i], apart.layer_backward_s[i] * run_s / before, 1e-15);
+  }
+  for (std::size_t i : {0u, 1u}) {
+    EXPECT_DOUBLE_EQ(fused.layer_forward_s[i], apart.layer_forward_s[i]);
+    EXPECT_DOUBLE_EQ(fused.layer_backward_s[i], apart.layer_backward_s[i]);
+  }
+  EXPECT_NEAR(fused.parts.compute_s(), apart.parts.compute_s() - before + run_s, 1e-15);
+  // Figures that differ (fc3 with other outputs) are not the run.
+  Workload other = w;
+  other.layers[3].out_elems = 11;
+  const StepResult unmatched = simulate_step({other, d, nullptr, o});
+  DeviceSpec plain = d;
+  plain.fused_rates.clear();
+  EXPECT_DOUBLE_EQ(unmatched.parts.compute_s(), simulate_step({other, plain, nullptr, o}).parts.compute_s());
+}
+
 TEST(StepModel, BucketsStartWhenBackwardHasMadeThemAndQueueOnOneStream) {
   const Workload w = small_workload();
   const DeviceSpec d = round_device();
