@@ -4,6 +4,7 @@
 // another; prints each schedule before it runs, then the course's table, and writes the charts
 // and (--json) every record. `--from A.json,B.json` redraws table and charts from earlier runs.
 // Runs alone or under `scalelab run -np N -- converge ...` (emulated workers divide among ranks).
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -151,7 +152,10 @@ std::optional<Parsed> parse_converge(const Args& args) {
   s.lars_lr = (*vm)["lars-lr"].as<double>();
   s.lars_eta = (*vm)["lars-eta"].as<float>();
   s.lamb_lr = (*vm)["lamb-lr"].as<double>();
-  s.configs = list_items((*vm)["configs"].as<std::string>());
+  s.configs = split_list((*vm)["configs"].as<std::string>());
+  if (std::find(s.configs.begin(), s.configs.end(), std::string()) != s.configs.end()) {
+    usage_error(args, "--configs " + (*vm)["configs"].as<std::string>() + ": an empty item (two commas, or one at an end); name configurations such as baseline,naive");
+  }
   return p;
 }
 

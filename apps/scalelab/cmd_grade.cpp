@@ -150,6 +150,11 @@ int cmd_grade(const Args& args) {
   const bool batch = vm->count("batch") > 0;
   const bool package = vm->count("package") > 0;
   if (package && (batch || vm->count("submission"))) usage_error(args, "--package writes the autograder zip: give it without SUBMISSION_DIR or --batch");
+  // The zip's run_autograder grades on Gradescope with its own prefix, output and scratch folder.
+  for (const char* ignored : {"prefix", "keep"}) {
+    if (package && vm->count(ignored)) usage_error(args, std::string("--") + ignored + ": not part of the autograder zip (--package); leave it out");
+  }
+  if (package && !(*vm)["out"].defaulted()) usage_error(args, "--out: the autograder zip (--package) writes Gradescope's own results.json; leave it out");
   if (batch && vm->count("submission")) usage_error(args, "give either SUBMISSION_DIR or --batch DIR, not both");
   if (!batch && !package && !vm->count("submission")) usage_error(args, "give the submission's folder, e.g. scalelab grade labs/assessment/solution");
   const std::string out = batch && (*vm)["out"].defaulted() ? "scores.csv" : (*vm)["out"].as<std::string>();
@@ -188,7 +193,17 @@ int cmd_grade(const Args& args) {
   o.keep = vm->count("keep") > 0;
   o.mpiexec = find_in_path("mpirun");
   if (o.mpiexec.empty()) throw_runtime("scalelab grade: mpirun is not in PATH: install Open MPI (tools/install-deps.sh)");
-  if (batch) return grade_batch((*vm)["batch"].as<std::string>(), out, o);
+  if (batch) {
+    // Written inside the batch folder, the grades would land in students' submissions.
+    std::error_code ec;
+    const std::filesystem::path folder = std::filesystem::weakly_canonical((*vm)["batch"].as<std::string>(), ec);
+    const std::filesystem::path target = std::filesystem::weakly_canonical(std::filesystem::absolute(out), ec);
+    const auto mismatch = std::mismatch(folder.begin(), folder.end(), target.begin(), target.end());
+    if (!folder.empty() && mismatch.first == folder.end()) {
+      usage_error(args, "--out " + out + ": inside the --batch folder, so the grades would go into the submissions; write them elsewhere");
+    }
+    return grade_batch((*vm)["batch"].as<std::string>(), out, o);
+  }
 
   const grade::GradeReport report = grade::grade_submission(o, [](const std::string& line) {
     std::fprintf(stderr, "%s\n", line.c_str());

@@ -82,6 +82,17 @@ int cmd_pipeline(const Args& args) {
     else usage_error(args, "--decode " + (*vm)["decode"].as<std::string>() + ": '" + d + "' is not accurate or fast");
   }
   if (workers.empty() || augments.empty() || idcts.empty()) usage_error(args, "--workers, --augment and --decode each need at least one value");
+  // A value given twice would measure the same configuration twice, as if they were two.
+  const auto twice = [&](const char* flag, const auto& values) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (std::find(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i), values[i]) != values.begin() + static_cast<std::ptrdiff_t>(i)) {
+        usage_error(args, std::string("--") + flag + " " + (*vm)[flag].as<std::string>() + ": a value given twice; give each once");
+      }
+    }
+  };
+  twice("workers", workers);
+  twice("augment", augments);
+  twice("decode", idcts);
   const std::string on_bad = (*vm)["on-bad-sample"].as<std::string>();
   if (on_bad != "stop" && on_bad != "skip") usage_error(args, "--on-bad-sample " + on_bad + ": give stop or skip");
   const long long seed = (*vm)["seed"].as<long long>();

@@ -80,6 +80,11 @@ std::optional<RunArgs> parse_run(const Args& args) {
       if (hosts_given) usage_error(args, s + " given twice; give every host in one list (-H a:2,b:2)");
       r.hosts = value(s);
       hosts_given = true;
+      // mpirun would be handed an empty host name; name the list here instead.
+      const std::vector<std::string> items = split_list(r.hosts);
+      if (std::find(items.begin(), items.end(), std::string()) != items.end()) {
+        usage_error(args, s + " " + r.hosts + ": an empty host (two commas, or one at an end); give hosts such as node1:4,node2:4");
+      }
     } else if (s == "--dry-run") {
       r.dry_run = true;
     } else {

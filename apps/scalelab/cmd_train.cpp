@@ -76,8 +76,9 @@ std::optional<Parsed> parse_train(const Args& args) {
 }
 
 // The options outside TrainConfig that must agree across ranks (the Trainer compares TrainConfig's
-// own): the lr schedule and SyncBatchNorm. Named as ScheduleConfig names them.
-std::vector<comm::NamedValue> agreed_options(const TrainOptions& t) {
+// own): the lr schedule and SyncBatchNorm, named as ScheduleConfig names them; and whether --json
+// is given (rank 0 writes it: given to another rank alone, it would be ignored without a word).
+std::vector<comm::NamedValue> agreed_options(const TrainOptions& t, const std::string& json) {
   const optim::ScheduleConfig& s = t.schedule;
   std::string steps;
   for (const double e : s.step_epochs) {
@@ -92,7 +93,8 @@ std::vector<comm::NamedValue> agreed_options(const TrainOptions& t) {
           {"step_epochs", steps},
           {"step_gamma", fmt::format("{}", s.step_gamma)},
           {"poly_power", fmt::format("{}", s.poly_power)},
-          {"sync_batchnorm", t.sync_batchnorm ? "on" : "off"}};
+          {"sync_batchnorm", t.sync_batchnorm ? "on" : "off"},
+          {"json", json.empty() ? "not given" : "given"}};
 }
 
 }  // namespace
@@ -105,7 +107,7 @@ int cmd_train(const Args& args) {
   const TrainOptions& t = parsed->train;
   monitor::NodeMonitor gpu_monitor(t.gpu_monitor);  // before MPI: without NVML every rank stops here
   auto communicator = comm::make_communicator(t.backend);
-  comm::require_same_fields(*communicator, agreed_options(t));  // collective; exit 2 naming each that differs
+  comm::require_same_fields(*communicator, agreed_options(t, parsed->json));  // collective; exit 2 naming each that differs
   train::Trainer trainer(t.config, *communicator);
   if (t.sync_batchnorm) trainer.enable_sync_batchnorm();
   optim::ScheduleConfig sc = t.schedule;

@@ -50,9 +50,13 @@ void check_configuration(const nlohmann::json& r, const std::string& where) {
   check_field(r, "train_seconds", Field::number, where);
   check_field(r, "epochs_to_target", Field::integer_or_null, where);
   check_field(r, "seconds_to_target", Field::number_or_null, where);
+  // Counts no run writes: a configuration trains at least one epoch, on at least one worker.
+  for (const char* key : {"global_batch", "workers"}) {
+    if (r[key].get<long long>() < 1) throw_input(where + ": \"" + key + "\" is " + r[key].dump() + "; a run has at least 1");
+  }
   const auto epochs = r.find("epochs");
-  if (epochs == r.end() || !epochs->is_array()) {
-    throw_input(where + ": \"epochs\" is missing or not an array; give files written by scalelab converge --json");
+  if (epochs == r.end() || !epochs->is_array() || epochs->empty()) {
+    throw_input(where + ": \"epochs\" is missing, not an array or empty; give files written by scalelab converge --json");
   }
   for (std::size_t i = 0; i < epochs->size(); ++i) {
     const nlohmann::json& e = (*epochs)[i];

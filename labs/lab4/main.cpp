@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/error.h"
 #include "core/results.h"
 #include "core/stats.h"
 #include "lab_main.h"
@@ -86,12 +87,23 @@ void pipeline_alone(StepContext& ctx) {
           "exactly twice as much on this machine?");
 }
 
-// The pipeline-alone rate of step 2 (simple augmentation, accurate IDCT) at `workers`, or 0 when
-// step 2 has not run in this output folder.
-double pipeline_alone_rate(const StepContext& ctx, int workers) {
+// Step 2's record (the pipeline alone), or null when step 2 has not run in this output folder, or
+// its file is not step 2's of this run (checked as every step reads an earlier one's:
+// StepContext::earlier), which the step then says.
+Json pipeline_alone_record(const StepContext& ctx) {
   const std::string f = ctx.out("pipeline.json");
-  if (!std::filesystem::exists(f)) return 0;
-  const Json doc = scalelab::read_json_file(f);
+  if (!std::filesystem::exists(f)) return nullptr;
+  try {
+    return ctx.earlier(f, 2);
+  } catch (const scalelab::Error& e) {
+    ctx.say(std::string("(the pipeline alone is left out of the charts: ") + e.what() + ")");
+    return nullptr;
+  }
+}
+
+// Its rate (simple augmentation, accurate IDCT) at `workers`, or 0 without it.
+double pipeline_alone_rate(const Json& doc, int workers) {
+  if (doc.is_null()) return 0;
   const Json* r = pipeline_row(doc, workers, "simple", "accurate");
   return r ? r->at("images_per_s").get<double>() : 0.0;
 }
@@ -150,6 +162,7 @@ void real_against_synthetic(StepContext& ctx) {
     }
     return std::make_pair(train_rate(doc), seconds > 0 ? wait / seconds : 0.0);
   };
+  const Json alone = pipeline_alone_record(ctx);
   Json table = Json::array();
   for (const std::string& m : kModels) {
     const double synthetic = train(m, "synthetic", {"--synthetic-data"}).first;
@@ -159,7 +172,7 @@ void real_against_synthetic(StepContext& ctx) {
       by_threads.push_back({{"loader_threads", threads},
                             {"real", rate},
                             {"data_wait_share", wait_share},
-                            {"pipeline_alone", pipeline_alone_rate(ctx, threads)}});
+                            {"pipeline_alone", pipeline_alone_rate(alone, threads)}});
     }
     const Json& one = by_threads.at(0);
     table.push_back({{"model", m},

@@ -23,11 +23,13 @@ constexpr int kBatch = 128;  // per rank, as Lab 1
 
 std::string profile(const StepContext& ctx) { return ctx.out("profile.json"); }
 
-const Json& row_at(const Json& doc, int gpus) {
+// The simulate record's row for `gpus` ranks, else its last (file: for the error if it has none).
+const Json& row_at(const Json& doc, int gpus, const std::string& file) {
+  const Json& last = StepContext::last_of(doc, "rows", file);
   for (const Json& r : doc.at("rows")) {
     if (r.at("gpus").get<int>() == gpus) return r;
   }
-  return doc.at("rows").back();
+  return last;
 }
 
 void calibrate(StepContext& ctx) {
@@ -47,8 +49,8 @@ void predict_here(StepContext& ctx) {
   const Json doc = ctx.run({"simulate", "--workload", "cnn", "--machine", "this", "--gpus", ranks, "--batch-size",
                             std::to_string(kBatch), "--optimizer", "adam", "--profile", profile(ctx), "--json", f},
                            f);
-  const Json& one = row_at(doc, 1);
-  const Json& many = row_at(doc, ctx.options().ranks);
+  const Json& one = row_at(doc, 1, f);
+  const Json& many = row_at(doc, ctx.options().ranks, f);
   ctx.note("predicted", {{"one_rank", one.at("images_per_s")}, {"ranks", many.at("images_per_s")},
                          {"efficiency", many.at("scaling_efficiency")}});
   ctx.say(fmt::format("\nPredicted: {:.0f} images/s on 1 rank, {:.0f} on {}, scaling efficiency {:.1f}%.",
@@ -71,14 +73,14 @@ void measure_here(StepContext& ctx) {
   for (const Json& r : rows) {
     const int ranks = r.at("ranks").get<int>();
     const double measured = r.at("images_per_second").get<double>();
-    const double pred = row_at(predicted, ranks).at("images_per_s").get<double>();
+    const double pred = row_at(predicted, ranks, ctx.out("predict-this.json")).at("images_per_s").get<double>();
     const double err = 100.0 * (pred - measured) / measured;
     comparison.push_back({{"ranks", ranks}, {"measured", measured}, {"predicted", pred}, {"error_pct", err}});
     ctx.say(fmt::format("  {} rank{}: measured {:7.0f} images/s, predicted {:7.0f} ({:+.1f}%)", ranks, ranks == 1 ? " " : "s",
                         measured, pred, err));
   }
-  const double eff_measured = 100 * rows.back().at("efficiency").get<double>();
-  const double eff_predicted = 100 * row_at(predicted, ctx.options().ranks).at("scaling_efficiency").get<double>();
+  const double eff_measured = 100 * StepContext::last_of(doc, "rows", f).at("efficiency").get<double>();
+  const double eff_predicted = 100 * row_at(predicted, ctx.options().ranks, ctx.out("predict-this.json")).at("scaling_efficiency").get<double>();
   ctx.say(fmt::format("  scaling efficiency: measured {:.1f}%, predicted {:.1f}% ({:+.1f} points); load average {:.2f}",
                       eff_measured, eff_predicted, eff_predicted - eff_measured,
                       rows.back().at("load_average").get<double>()));

@@ -32,7 +32,10 @@ int signal_number(const std::string& name) {
   }
   char* end = nullptr;
   const long n = std::strtol(name.c_str(), &end, 10);
-  return (!name.empty() && *end == '\0' && n > 0 && n < 65) ? static_cast<int>(n) : 0;
+  if (name.empty() || *end != '\0' || n < 1 || n > SIGRTMAX) return 0;
+  // A signal a process ignores or continues on by default would arm a fault that never happens.
+  if (n == SIGCHLD || n == SIGCONT || n == SIGURG || n == SIGWINCH) return 0;
+  return static_cast<int>(n);
 }
 
 [[noreturn]] void bad(const std::string& value, const std::string& why) {
@@ -53,7 +56,10 @@ FaultInjector::FaultInjector(int rank, int ranks) {
   const long target = std::strtol(parts[1].c_str(), &end, 10);
   if (parts[1].empty() || *end != '\0' || target < 0 || errno == ERANGE) bad(value, "'" + parts[1] + "' is not a rank");
   signal_ = signal_number(parts[2]);
-  if (signal_ == 0) bad(value, "'" + parts[2] + "' is not a signal (KILL, STOP, TERM, INT, ABRT, SEGV, HUP or a number)");
+  if (signal_ == 0) {
+    bad(value, "'" + parts[2] + "' is not a signal that ends or stops a process (KILL, STOP, TERM, INT, ABRT, SEGV, HUP or "
+               "the number of one)");
+  }
   if (parts.size() == 4) {
     errno = 0;
     nth_ = std::strtol(parts[3].c_str(), &end, 10);

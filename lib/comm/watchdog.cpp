@@ -26,7 +26,6 @@ namespace scalelab::comm {
 
 namespace {
 
-constexpr double kUnresponsiveS = 5;  // a heartbeat file this old: its process is stopped or dead
 constexpr int kNamedPeers = 4;        // waiting ranks named in the report; the rest are counted
 
 double wall_seconds() {
@@ -112,7 +111,9 @@ std::string StallWatchdog::heartbeat_dir() {
   return base + "/scalelab-heartbeat-" + id;
 }
 
-std::string StallWatchdog::describe_peers(const std::string& dir, int rank, int ranks, double now) {
+double StallWatchdog::unresponsive_after(double timeout_s) { return std::min(5.0, std::max(2.0, timeout_s / 2)); }
+
+std::string StallWatchdog::describe_peers(const std::string& dir, int rank, int ranks, double now, double unresponsive_s) {
   if (dir.empty()) return "";
   std::vector<Heartbeat> seen;
   std::vector<int> missing;
@@ -131,7 +132,7 @@ std::string StallWatchdog::describe_peers(const std::string& dir, int rank, int 
   // last beat is the oldest (every process alive, one stuck outside any collective), and of beats
   // stamped alike (the clock's resolution) the one at the earlier step.
   std::vector<const Heartbeat*> stopped, waiting;
-  for (const Heartbeat& h : seen) (now - h.written > kUnresponsiveS ? stopped : waiting).push_back(&h);
+  for (const Heartbeat& h : seen) (now - h.written > unresponsive_s ? stopped : waiting).push_back(&h);
   if (stopped.empty() && !waiting.empty()) {
     const auto oldest = std::min_element(waiting.begin(), waiting.end(),
                                          [](const Heartbeat* a, const Heartbeat* b) {
@@ -144,7 +145,7 @@ std::string StallWatchdog::describe_peers(const std::string& dir, int rank, int 
   for (const Heartbeat* h : stopped) {
     out += fmt::format("{}rank {} stopped making progress {:.0f} s ago (last in {}, step {}", out.empty() ? "" : "; ",
                        h->rank, now - h->beat, h->phase, h->step);
-    if (now - h->written > kUnresponsiveS) out += fmt::format("; its process stopped responding {:.0f} s ago", now - h->written);
+    if (now - h->written > unresponsive_s) out += fmt::format("; its process stopped responding {:.0f} s ago", now - h->written);
     out += ")";
   }
   for (const int r : missing) out += fmt::format("; rank {} left no heartbeat (dead, or on another host)", r);
@@ -231,7 +232,7 @@ void StallWatchdog::watch() {
     last_check = now;
     const double idle = now - last_beat_s_.load(std::memory_order_relaxed);
     if (idle <= timeout_s_) continue;
-    if (gap > kUnresponsiveS) {
+    if (gap > unresponsive_after(timeout_s_)) {
       // This thread itself did not run for a while: this process was the one stopped (SIGSTOP,
       // a suspended host), and its peers have given up on it.
       const std::string line = fmt::format(
@@ -241,7 +242,7 @@ void StallWatchdog::watch() {
       (void)!::write(STDERR_FILENO, line.data(), line.size());
       std::_Exit(1);
     }
-    const std::string peers = describe_peers(dir_, rank_, ranks_, wall_seconds());
+    const std::string peers = describe_peers(dir_, rank_, ranks_, wall_seconds(), unresponsive_after(timeout_s_));
     const std::string line =
         peers.empty()
             ? fmt::format("error: rank {}: no progress in {} for {:.0f} s, last in {} at step {}: another rank has "

@@ -53,8 +53,14 @@ class StallWatchdog {
   [[nodiscard]] static std::string heartbeat_dir();
   // The stall report from the heartbeat files in `dir` as rank `rank` of `ranks` sees them at
   // wall time `now`: "rank 1 stopped making progress ...; rank 0 was waiting in ...", or "" when
-  // no peer's file could be read. Exposed for tests.
-  [[nodiscard]] static std::string describe_peers(const std::string& dir, int rank, int ranks, double now);
+  // no peer's file could be read. A file not rewritten for `unresponsive_s` (unresponsive_after)
+  // is a process stopped or dead. Exposed for tests.
+  [[nodiscard]] static std::string describe_peers(const std::string& dir, int rank, int ranks, double now,
+                                                  double unresponsive_s = 5);
+  // How long without a rewrite of its heartbeat file (every second) counts as a process stopped:
+  // 5 s, or under a shorter stall timeout half of it (at least 2 s), so that the stopped rank is
+  // told from the waiting ones by the time the timeout ends the job.
+  [[nodiscard]] static double unresponsive_after(double timeout_s);
 
  private:
   void watch();

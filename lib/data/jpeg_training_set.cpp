@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/results.h"
 #include "data/jpeg_sample.h"
 
 namespace scalelab::data {
@@ -104,6 +105,22 @@ DatasetSplits load_jpeg_splits(const DatasetSpec& spec) {
     throw_parameter(ErrorKind::input, "dataset",
                     spec.name + ": no test set in " + test_dir + "; make one with `scalelab data make-jpeg --split test --out " +
                         test_dir + "` (with the same image size and colour), or train without evaluation");
+  }
+  // The manifest says which split the images came from (make-jpeg's --split): a test set made from
+  // training images would measure accuracy on images the model trained on.
+  const std::string manifest = (std::filesystem::path(test_dir) / "manifest.json").string();
+  if (std::filesystem::is_regular_file(manifest, ec)) {
+    std::string source;
+    try {
+      source = read_json_file(manifest).value("source", std::string());
+    } catch (const std::exception&) {
+      source.clear();  // the manifest is for people and tools; index.bin is what the loader reads
+    }
+    if (source.size() >= 6 && source.compare(source.size() - 6, 6, " train") == 0) {
+      throw_input(test_dir + ": made from the training split (its manifest.json: source \"" + source +
+                  "\"), so test accuracy would be measured on training images; make it with `scalelab data make-jpeg "
+                  "--split test --out " + test_dir + "`");
+    }
   }
   o.training = false;
   s.test = std::make_unique<JpegTrainingSet>(test_dir, o, "jpeg:" + dir + " test");

@@ -43,10 +43,16 @@ bool is_source(const fs::path& p) {
   return kinds.count(p.extension().string()) > 0;
 }
 
+struct Copied {
+  int cpp = 0;                         // .cpp files that came along
+  std::vector<std::string> left_out;   // sources not copied, each with why ("src/big.h: over 8 MiB")
+};
+
 // Copies the submission's source files (not its build folders, hidden folders or build files)
-// into dest; returns how many .cpp files came along.
-int copy_sources(const fs::path& from, const fs::path& dest) {
-  int cpp = 0;
+// into dest. A source file over 8 MiB or a symbolic link is left out (a link could reach the
+// grader's own files), and said so: the build's error would not say why the file is missing.
+Copied copy_sources(const fs::path& from, const fs::path& dest) {
+  Copied c;
   fs::create_directories(dest);
   for (auto it = fs::recursive_directory_iterator(from, fs::directory_options::skip_permission_denied); it != fs::recursive_directory_iterator(); ++it) {
     const fs::path rel = fs::relative(it->path(), from);
@@ -55,13 +61,22 @@ int copy_sources(const fs::path& from, const fs::path& dest) {
       if (name.rfind('.', 0) == 0 || name.rfind("build", 0) == 0) it.disable_recursion_pending();
       continue;
     }
-    if (it->is_symlink() || !it->is_regular_file() || !is_source(it->path()) || it->file_size() > kMaxFileBytes) continue;
+    if (!is_source(it->path())) continue;
+    if (it->is_symlink()) {
+      c.left_out.push_back(rel.string() + ": a symbolic link; put the file itself in the submission");
+      continue;
+    }
+    if (!it->is_regular_file()) continue;
+    if (it->file_size() > kMaxFileBytes) {
+      c.left_out.push_back(rel.string() + ": over 8 MiB; generate large tables at run time instead");
+      continue;
+    }
     fs::create_directories((dest / rel).parent_path());
     fs::copy_file(it->path(), dest / rel, fs::copy_options::overwrite_existing);
     const std::string ext = it->path().extension().string();
-    if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") ++cpp;
+    if (ext == ".cpp" || ext == ".cc" || ext == ".cxx") ++c.cpp;
   }
-  return cpp;
+  return c;
 }
 
 std::string first_errors(const std::string& log) {
@@ -230,10 +245,13 @@ GradeReport grade_submission(const GradeOptions& options, const std::function<vo
   const fs::path grader = work / "grader";       // the grader's own files: build logs, run outputs
   fs::create_directories(grader);
   fs::permissions(grader, fs::perms::owner_all, fs::perm_options::replace);
-  const int sources = copy_sources(options.submission, scratch / "src");
-  if (sources == 0) {
+  const Copied copied = copy_sources(options.submission, scratch / "src");
+  if (copied.cpp == 0) {
     fs::remove_all(work);
-    throw_parameter(ErrorKind::input, "submission", options.submission + ": no .cpp file in it: give the folder holding the program's train.cpp");
+    throw_parameter(ErrorKind::input, "submission",
+                    options.submission + ": no .cpp file in it" +
+                        (copied.left_out.empty() ? std::string() : " that the grader copies (" + copied.left_out.front() + ")") +
+                        ": give the folder holding the program's train.cpp");
   }
   {
     std::ofstream(scratch / "CMakeLists.txt") << kCMakeLists;
@@ -347,6 +365,7 @@ GradeReport grade_submission(const GradeOptions& options, const std::function<vo
   // Only a run learns which limits the kernel granted (the network namespace may be refused).
   if (runs.empty()) out << "\nlimits in force: none applied (nothing ran)\n";
   else out << "\nlimits in force: " << in_force.text() << "\n";
+  for (const std::string& f : copied.left_out) out << "left out of the build: " << f << "\n";
   out << (build.ok ? "built in " + std::to_string(static_cast<int>(build.seconds)) + " s\n" : "the build failed\n") << run_lines;
   if (!report.integrity_ok) out << "score 0: " << report.tests.back().seen << "\n";
   if (options.keep) {

@@ -96,9 +96,13 @@ bool keep_other_steps(const std::string& path, const std::string& lab, int step,
   for (const char* key : {"quick", "ranks", "dataset", "out"})
     if (!earlier["inputs"].contains(key) || earlier["inputs"][key] != record["inputs"][key]) return false;
   nlohmann::json steps = nlohmann::json::array();
-  for (const auto& s : earlier["steps"])
-    if (s.is_object() && s.contains("number") && s["number"].is_number_integer() && s["number"].get<int>() != step)
-      steps.push_back(s);
+  for (const auto& s : earlier["steps"]) {
+    // A step damaged since (a status that is not one of the three) makes the record one to replace.
+    if (!s.is_object() || !s.contains("status") || !s["status"].is_string()) return false;
+    const std::string status = s["status"].get<std::string>();
+    if (status != "passed" && status != "failed" && status != "unreliable") return false;
+    if (s.contains("number") && s["number"].is_number_integer() && s["number"].get<int>() != step) steps.push_back(s);
+  }
   for (const auto& s : record["steps"]) steps.push_back(s);
   std::stable_sort(steps.begin(), steps.end(),
                    [](const nlohmann::json& a, const nlohmann::json& b) { return a["number"].get<int>() < b["number"].get<int>(); });
@@ -256,6 +260,13 @@ nlohmann::json StepContext::earlier(const std::string& json_file, int step) cons
 void StepContext::say(const std::string& text) const { std::cout << text << "\n" << std::flush; }
 
 void StepContext::note(const std::string& key, const nlohmann::json& value) { record_["findings"][key] = value; }
+
+const nlohmann::json& StepContext::last_of(const nlohmann::json& doc, const char* key, const std::string& json_file) {
+  if (!doc.is_object() || !doc.contains(key) || !doc[key].is_array() || doc[key].empty()) {
+    throw_input(json_file + ": its \"" + key + "\" list is missing or empty; run the step that writes it again");
+  }
+  return doc[key].back();
+}
 
 bool StepContext::unreliable() const { return record_.contains("unreliable") && !record_["unreliable"].empty(); }
 

@@ -65,6 +65,9 @@ class StepContext {
   // It must have been made by that step of this lab with the same --quick, --ranks and --dataset
   // (the lab notes each file it makes in <out>/.lab-files.json) and be complete.
   [[nodiscard]] nlohmann::json earlier(const std::string& json_file, int step) const;
+  // The last element of doc[key] (a record's "epochs", "rows"), or an input error naming
+  // json_file when the list is missing or empty (a record damaged since, or cut short).
+  [[nodiscard]] static const nlohmann::json& last_of(const nlohmann::json& doc, const char* key, const std::string& json_file);
   // Prints text (a finding, a question) and records findings under the step's "findings".
   void say(const std::string& text) const;
   void note(const std::string& key, const nlohmann::json& value);

@@ -64,6 +64,23 @@ TEST_F(HeartbeatFolder, ReportNamesTheRankWhoseProcessStoppedAndWhereEachWas) {
   EXPECT_EQ(later.find("was waiting"), std::string::npos) << later;
 }
 
+// Under a short stall timeout (3 s) a file 2.5 s old already counts as a stopped process: by the
+// time the timeout ends the job, the stopped rank is named, not the oldest beat among the living.
+TEST_F(HeartbeatFolder, AShortTimeoutTellsTheStoppedRankSooner) {
+  EXPECT_DOUBLE_EQ(StallWatchdog::unresponsive_after(300), 5);
+  EXPECT_DOUBLE_EQ(StallWatchdog::unresponsive_after(6), 3);
+  EXPECT_DOUBLE_EQ(StallWatchdog::unresponsive_after(3), 2);
+  EXPECT_DOUBLE_EQ(StallWatchdog::unresponsive_after(1), 2);
+  const std::string dir = StallWatchdog::heartbeat_dir();
+  StallWatchdog r0(1000, 0, 2, "training"), r1(1000, 1, 2, "training");
+  r0.beat("start barrier", 0);
+  r1.beat("start barrier", 0);
+  const std::string report = StallWatchdog::describe_peers(dir, 0, 2, wall_now() + 2.5, StallWatchdog::unresponsive_after(3));
+  EXPECT_NE(report.find("its process stopped responding"), std::string::npos) << report;
+  EXPECT_EQ(StallWatchdog::describe_peers(dir, 0, 2, wall_now() + 2.5).find("its process stopped responding"), std::string::npos)
+      << "at the default 5 s, 2.5 s is not yet stopped";
+}
+
 TEST_F(HeartbeatFolder, NoReadablePeerGivesNoReport) {
   const std::string dir = StallWatchdog::heartbeat_dir();
   {

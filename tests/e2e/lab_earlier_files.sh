@@ -29,7 +29,12 @@ expect 2 "one-rank.json is from a run that did not finish (interrupted?); run st
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d.pop('epochs'); json.dump(d, open(sys.argv[2],'w'))" \
   "$work/w/whole.json" "$work/w/one-rank.json"
 "$lab1" "${A[@]}" --step 3 --out "$work/w" > "$work/step3.txt" 2>&1 || { cat "$work/step3.txt"; fail "step 3"; }
-expect 2 "a file it reads lacks what it needs" -- "$lab1" "${A[@]}" --step 5 --out "$work/w"
+expect 2 'one-rank.json: its "epochs" list is missing or empty; run the step that writes it again' -- \
+  "$lab1" "${A[@]}" --step 5 --out "$work/w"
+# An empty list (a record damaged since) is the same error, not a crash.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['epochs']=[]; json.dump(d, open(sys.argv[2],'w'))" \
+  "$work/w/whole.json" "$work/w/one-rank.json"
+expect 2 'one-rank.json: its "epochs" list is missing or empty' -- "$lab1" "${A[@]}" --step 5 --out "$work/w"
 # Two runs into one folder at once: the second is refused while the first holds it.
 "$lab1" "${A[@]}" --step 3 --out "$work/w" > "$work/first.txt" 2>&1 &
 first=$!
@@ -53,7 +58,7 @@ w3="$work/w3"
 grep -q "with the other steps of the earlier run it held" "$work/r3.txt" || fail "step 3 did not say it kept step 1"
 [ "$(steps "$w3/lab1.json")" = "1p,3p:passed" ] || fail "after steps 1 and 3: $(steps "$w3/lab1.json")"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d.pop('epochs'); json.dump(d, open(sys.argv[1],'w'))" "$w3/one-rank.json"
-expect 2 "a file it reads lacks what it needs" -- "$lab1" "${A[@]}" --step 5 --out "$w3"
+expect 2 'one-rank.json: its "epochs" list is missing or empty' -- "$lab1" "${A[@]}" --step 5 --out "$w3"
 [ "$(steps "$w3/lab1.json")" = "1p,3p,5f:failed" ] || fail "after a failed step 5: $(steps "$w3/lab1.json")"
 "$lab1" "${A[@]}" --step 1 --out "$w3" > "$work/r1.txt" 2>&1 || { cat "$work/r1.txt"; fail "step 1 again"; }
 [ "$(steps "$w3/lab1.json")" = "1p,3p,5f:failed" ] || fail "after step 1 again: $(steps "$w3/lab1.json")"
@@ -61,4 +66,8 @@ expect 2 "a file it reads lacks what it needs" -- "$lab1" "${A[@]}" --step 5 --o
 [ "$(steps "$w3/lab1.json")" = "1p,3p,5p:passed" ] || fail "after step 5 passed: $(steps "$w3/lab1.json")"
 "$lab1" "${A[@]}" --ranks 3 --step 1 --out "$w3" > "$work/r1.txt" 2>&1 || { cat "$work/r1.txt"; fail "step 1 at 3 ranks"; }
 [ "$(steps "$w3/lab1.json")" = "1p:passed" ] || fail "another --ranks kept the old steps: $(steps "$w3/lab1.json")"
+# A record whose step was damaged since (a status that is no status) is replaced, not merged.
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['steps'][0]['status']=5; json.dump(d, open(sys.argv[1],'w'))" "$w3/lab1.json"
+"$lab1" "${A[@]}" --ranks 3 --step 1 --out "$w3" > "$work/r1.txt" 2>&1 || { cat "$work/r1.txt"; fail "step 1 over a damaged record"; }
+[ "$(steps "$w3/lab1.json")" = "1p:passed" ] || fail "a damaged record was merged: $(steps "$w3/lab1.json")"
 echo "PASS: earlier steps' files are checked, and the lab's record keeps the other steps"

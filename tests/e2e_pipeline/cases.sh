@@ -150,6 +150,12 @@ PY
     "$SCALELAB" train --dataset jpeg:set --model mlp --crop 28 --epochs 1 --batch-size 8 --no-eval > noeval.txt \
       || { cat noeval.txt; fail "train --no-eval on a set without its test split"; }
     grep -q "on jpeg:set (64 training, no test samples)" noeval.txt || fail "the set without a test split is not named so"
+    # A test set made from the training split would measure accuracy on trained images: refused.
+    "$SCALELAB" data make-jpeg --from idx --split train --size 64 --quality 85 --colour --limit 16 --out set/test > /dev/null \
+      || fail "make-jpeg --split train into set/test"
+    expect_error 2 "set/test: made from the training split (its manifest.json: source .* train.*--split test" -- \
+      "$SCALELAB" train --dataset jpeg:set --model cnn --crop 28 --epochs 1 --batch-size 8
+    rm -rf set/test
     "$SCALELAB" data make-jpeg --from idx --split test --size 64 --quality 85 --colour --out set/test > /dev/null \
       || fail "make-jpeg --split test"
     "$SCALELAB" train --dataset jpeg:set --model cnn --crop 28 --epochs 1 --batch-size 8 --json one.json | tee one.txt \
