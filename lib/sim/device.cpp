@@ -224,6 +224,9 @@ bool run_matches(const std::vector<WorkloadLayer>& run, const std::vector<Worklo
 
 std::size_t DeviceSpec::fused_run_at(const std::vector<WorkloadLayer>& layers, std::size_t first, double batch,
                                      double& seconds_per_sample) const {
+  // The runs were timed as a model's first layers (whose input gradient training does not compute):
+  // elsewhere in a workload the same figures would cost that gradient too.
+  if (first != 0) return 0;
   const FusedRate* match = nullptr;
   for (const FusedRate& f : fused_rates) {
     if (run_matches(f.layers, layers, first) && (match == nullptr || f.layers.size() > match->layers.size())) match = &f;

@@ -107,7 +107,8 @@ struct DeviceSpec {
   [[nodiscard]] double shape_flops_per_s(LayerKind k, const GemmShape& shape) const;
   // Whether layers[first...] begin with a measured fused run: its length (0: none) and, through
   // `seconds_per_sample`, its forward + backward time per sample at `batch` (log-log between the
-  // batches it was timed at, flat beyond them).
+  // batches it was timed at, flat beyond them). Only at first == 0: the runs are timed as a
+  // model's first layers, which compute no input gradient.
   [[nodiscard]] std::size_t fused_run_at(const std::vector<WorkloadLayer>& layers, std::size_t first, double batch,
                                          double& seconds_per_sample) const;
 };

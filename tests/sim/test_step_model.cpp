@@ -108,29 +108,33 @@ TEST(StepModel, AFusedRunTakesItsMeasuredTimeSharedAmongItsLayers) {
   StepOptions o;
   o.batch = 10;
   const StepResult apart = simulate_step({w, d, nullptr, o});
-  // fc2 and fc3 as one run: 4 us per sample at 5 samples per call, 1 us at 20.
-  const std::vector<WorkloadLayer> run(w.layers.begin() + 2, w.layers.end());
+  // fc1 and its ReLU as one run (at the start: runs are timed as a model's first layers): 4 us
+  // per sample at 5 samples per call, 1 us at 20.
+  const std::vector<WorkloadLayer> run(w.layers.begin(), w.layers.begin() + 2);
   d.fused_rates = {{run, 5, 4e-6}, {run, 20, 1e-6}};
   const StepResult fused = simulate_step({w, d, nullptr, o});
   const double run_s = 10 * 2e-6;  // at 10 samples: halfway (log-log) between 4 and 1 us
   double before = 0;
-  for (std::size_t i : {2u, 3u}) before += apart.layer_forward_s[i] + apart.layer_backward_s[i];
-  for (std::size_t i : {2u, 3u}) {
+  for (std::size_t i : {0u, 1u}) before += apart.layer_forward_s[i] + apart.layer_backward_s[i];
+  for (std::size_t i : {0u, 1u}) {
     EXPECT_NEAR(fused.layer_forward_s[i], apart.layer_forward_s[i] * run_s / before, 1e-15);
     EXPECT_NEAR(fused.layer_backward_s[i], apart.layer_backward_s[i] * run_s / before, 1e-15);
   }
-  for (std::size_t i : {0u, 1u}) {
+  for (std::size_t i : {2u, 3u}) {
     EXPECT_DOUBLE_EQ(fused.layer_forward_s[i], apart.layer_forward_s[i]);
     EXPECT_DOUBLE_EQ(fused.layer_backward_s[i], apart.layer_backward_s[i]);
   }
   EXPECT_NEAR(fused.parts.compute_s(), apart.parts.compute_s() - before + run_s, 1e-15);
-  // Figures that differ (fc3 with other outputs) are not the run.
+  // Figures that differ (fc1 with other outputs) are not the run, nor is the same run further on.
   Workload other = w;
-  other.layers[3].out_elems = 11;
+  other.layers[0].out_elems = 101;
   const StepResult unmatched = simulate_step({other, d, nullptr, o});
   DeviceSpec plain = d;
   plain.fused_rates.clear();
   EXPECT_DOUBLE_EQ(unmatched.parts.compute_s(), simulate_step({other, plain, nullptr, o}).parts.compute_s());
+  Workload later = w;
+  later.layers.insert(later.layers.begin(), w.layers[3]);
+  EXPECT_DOUBLE_EQ(simulate_step({later, d, nullptr, o}).parts.compute_s(), simulate_step({later, plain, nullptr, o}).parts.compute_s());
 }
 
 TEST(StepModel, BucketsStartWhenBackwardHasMadeThemAndQueueOnOneStream) {
