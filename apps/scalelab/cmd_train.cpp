@@ -143,6 +143,7 @@ int cmd_train(const Args& args) {
   doc["gpu_monitor"] = gpu_monitor.finish();  // null without --gpu-monitor or on ranks that do not sample
   doc["averaging"] = result.averaging;
   if (!result.execution.empty()) doc["execution"] = result.execution;
+  doc["precision"] = result.precision;
   doc["seconds"] = result.seconds;
   doc["load_average_end"] = load_average();
   doc["complete"] = true;

@@ -35,6 +35,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
     {"crop", "--crop"},
     {"cuda_device", "--cuda-device"},
     {"cuda_graphs", "--cuda-graphs"},
+    {"precision", "--precision"},
     {"overlap", "--overlap"},
     {"data_dir", "--data-dir"},
     {"dataset", "--dataset"},

@@ -75,6 +75,10 @@ void add_train_options(po::options_description& o, TrainOptionSet set) {
   add("cuda-graphs", po::value<std::string>()->default_value(d.cuda_graphs),
       "on: the CUDA engine captures a training step once and replays it as one CUDA graph (off: launch "
       "kernel by kernel)");
+  add("precision", po::value<std::string>()->default_value(d.precision),
+      "what the engine computes in: fp32 (cuDNN may use TF32 for convolutions, as PyTorch's default), tf32 (matrix "
+      "products too), bf16 or fp16 (GPU only: 16-bit activations and products, float32 master weights; fp16 with "
+      "dynamic loss scaling)");
   add("max-steps", po::value<long long>()->default_value(static_cast<long long>(d.max_steps)),
       "cap on steps per epoch (0: the whole shard)");
   add("seed", po::value<long long>()->default_value(static_cast<long long>(d.seed)),
@@ -158,6 +162,7 @@ TrainOptions read_train_options(const po::variables_map& vm) {
   c.threads = vm["threads"].as<int>();
   c.device = vm["device"].as<std::string>();
   c.cuda_graphs = vm["cuda-graphs"].as<std::string>();
+  c.precision = vm["precision"].as<std::string>();
   c.overlap = vm["overlap"].as<std::string>();
   c.max_steps = count<std::size_t>(vm, "max-steps", "max_steps");
   c.seed = count<std::uint64_t>(vm, "seed", "seed");

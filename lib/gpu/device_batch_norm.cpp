@@ -70,11 +70,12 @@ class DeviceBatchNormLayer final : public DeviceLayer {
   explicit DeviceBatchNormLayer(const NormSpec& spec) : bn_(spec) {}
   [[nodiscard]] std::string type() const override { return "BatchNormalization"; }
   [[nodiscard]] std::vector<std::size_t> params() const override { return bn_.params(); }
-  void forward(const float* x, float* y, std::size_t n, bool training, DeviceContext& ctx) override {
-    bn_.forward(x, y, n, training, ctx);
+  // float32 only (DeviceModel refuses it in bf16 and fp16).
+  void forward(const void* x, void* y, std::size_t n, bool training, DeviceContext& ctx) override {
+    bn_.forward(static_cast<const float*>(x), static_cast<float*>(y), n, training, ctx);
   }
-  void backward(const float* x, const float* /*y*/, float* dy, float* dx, std::size_t n, DeviceContext& ctx) override {
-    bn_.backward(x, dy, dx, n, ctx);
+  void backward(const void* x, const void* /*y*/, void* dy, void* dx, std::size_t n, DeviceContext& ctx) override {
+    bn_.backward(static_cast<const float*>(x), static_cast<float*>(dy), static_cast<float*>(dx), n, ctx);
   }
 
  private:

@@ -10,23 +10,30 @@
 // smaller batch (the test set's last one) re-describes the tensors and falls back to the
 // workspace-free algorithms if the chosen ones would need more workspace than was allocated.
 // Math: CUDNN_DEFAULT_MATH, which lets cuDNN use TF32 tensor cores on A100/H100 (PyTorch's default
-// for convolutions too).
+// for convolutions too). In bf16 and fp16 (gpu/precision.h) the tensors and weights are 16-bit and
+// the convolution accumulates in float32 on tensor cores (cuDNN's PSEUDO_HALF and PSEUDO_BFLOAT16
+// configurations, CUDNN_TENSOR_OP_MATH); the weight gradient goes to 16-bit scratch and is added
+// into the float32 gradients, the bias gradient is summed in float32 from the 16-bit output
+// gradient. Should cuDNN refuse the fused bias + ReLU call for a 16-bit configuration, the layer
+// falls back to the separate passes for good (at the first, uncaptured, forward).
 #include <algorithm>
 #include <string>
 
 #include "gpu/cuda_check.h"
 #include "gpu/device_layers.h"
 #include "gpu/layer_kernels.h"
+#include "gpu/precision_kernels.h"
 
 namespace scalelab::gpu {
 namespace {
 
 constexpr std::size_t kWorkspaceCap = std::size_t{512} << 20;  // per algorithm
 
+template <class T>
 class DeviceConv final : public DeviceLayer {
  public:
   DeviceConv(const ConvSpec& s, const ParamSlots& slots, std::size_t max_batch, DeviceContext& ctx)
-      : s_(s), slots_(slots) {
+      : s_(s), slots_(slots), type_(cudnn_type(ctx.precision)), fused_(s.relu && slots.has_bias) {
     try {
       cudnn_check(cudnnCreateTensorDescriptor(&x_), "cudnnCreateTensorDescriptor");
       cudnn_check(cudnnCreateTensorDescriptor(&y_), "cudnnCreateTensorDescriptor");
@@ -34,20 +41,21 @@ class DeviceConv final : public DeviceLayer {
       cudnn_check(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
       if (fused_epilogue()) {
         cudnn_check(cudnnCreateTensorDescriptor(&b_), "cudnnCreateTensorDescriptor");
-        cudnn_check(cudnnSetTensor4dDescriptor(b_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, static_cast<int>(s.filters), 1, 1),
+        cudnn_check(cudnnSetTensor4dDescriptor(b_, CUDNN_TENSOR_NCHW, type_, 1, static_cast<int>(s.filters), 1, 1),
                     "cudnnSetTensor4dDescriptor (Conv2D bias)");
         cudnn_check(cudnnCreateActivationDescriptor(&act_), "cudnnCreateActivationDescriptor");
         cudnn_check(cudnnSetActivationDescriptor(act_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
                     "cudnnSetActivationDescriptor (ReLU)");
       }
       const int k = static_cast<int>(s.kernel), pad = static_cast<int>(s.pad), stride = static_cast<int>(s.stride);
-      cudnn_check(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(s.filters),
+      cudnn_check(cudnnSetFilter4dDescriptor(w_, type_, CUDNN_TENSOR_NCHW, static_cast<int>(s.filters),
                                              static_cast<int>(s.in_c), k, k),
                   "cudnnSetFilter4dDescriptor (Conv2D weights)");
       cudnn_check(cudnnSetConvolution2dDescriptor(conv_, pad, pad, stride, stride, 1, 1, CUDNN_CROSS_CORRELATION,
                                                   CUDNN_DATA_FLOAT),
                   "cudnnSetConvolution2dDescriptor");
-      cudnn_check(cudnnSetConvolutionMathType(conv_, CUDNN_DEFAULT_MATH), "cudnnSetConvolutionMathType");
+      cudnn_check(cudnnSetConvolutionMathType(conv_, half_storage(ctx.precision) ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH),
+                  "cudnnSetConvolutionMathType");
       out_h_ = (s.in_h + 2 * s.pad - s.kernel) / s.stride + 1;
       out_w_ = (s.in_w + 2 * s.pad - s.kernel) / s.stride + 1;
       describe(max_batch);
@@ -68,37 +76,57 @@ class DeviceConv final : public DeviceLayer {
   }
   [[nodiscard]] std::size_t workspace_bytes() const override { return workspace_; }
 
-  void forward(const float* x, float* y, std::size_t n, bool /*training*/, DeviceContext& ctx) override {
+  void forward(const void* x, void* yv, std::size_t n, bool /*training*/, DeviceContext& ctx) override {
     prepare(n, ctx);
+    auto* y = static_cast<T*>(yv);
     const float one = 1.0f, zero = 0.0f;
-    if (fused_epilogue()) {
+    const T* w = ctx.weights<T>(slots_.weight_offset);
+    if (fused_) {
       // y = ReLU(conv(x) + alpha2 * z + b) with z = y and alpha2 = 0: y's previous contents (the
       // last forward's ReLU outputs, or DeviceModel's zeroed allocation) add nothing.
-      cudnn_check(cudnnConvolutionBiasActivationForward(ctx.cudnn, &one, x_, x, w_, ctx.values + slots_.weight_offset,
-                                                        conv_, fwd_, ctx.workspace, ctx.workspace_bytes, &zero, y_, y,
-                                                        b_, ctx.values + slots_.bias_offset, act_, y_, y),
-                  "cudnnConvolutionBiasActivationForward");
-      return;
+      const cudnnStatus_t rc = cudnnConvolutionBiasActivationForward(
+          ctx.cudnn, &one, x_, x, w_, w, conv_, fwd_, ctx.workspace, ctx.workspace_bytes, &zero, y_, y, b_,
+          ctx.weights<T>(slots_.bias_offset), act_, y_, y);
+      // A 16-bit configuration cuDNN has no fused kernel for (NOT_SUPPORTED, or BAD_PARAM for the
+      // bias's type): the separate passes from now on. In float32 the fused call is known to run.
+      const bool refused = rc == CUDNN_STATUS_NOT_SUPPORTED || rc == CUDNN_STATUS_BAD_PARAM;
+      if (!refused || sizeof(T) == sizeof(float)) {
+        cudnn_check(rc, "cudnnConvolutionBiasActivationForward");
+        return;
+      }
+      fused_ = false;
     }
-    cudnn_check(cudnnConvolutionForward(ctx.cudnn, &one, x_, x, w_, ctx.values + slots_.weight_offset, conv_, fwd_,
-                                        ctx.workspace, ctx.workspace_bytes, &zero, y_, y),
+    cudnn_check(cudnnConvolutionForward(ctx.cudnn, &one, x_, x, w_, w, conv_, fwd_, ctx.workspace, ctx.workspace_bytes,
+                                        &zero, y_, y),
                 "cudnnConvolutionForward");
-    bias_activation(y, slots_.has_bias ? ctx.values + slots_.bias_offset : nullptr, n * s_.filters * out_h_ * out_w_,
+    bias_activation(y, slots_.has_bias ? ctx.weights<T>(slots_.bias_offset) : nullptr, n * s_.filters * out_h_ * out_w_,
                     out_h_ * out_w_, s_.filters, s_.relu, ctx.stream);
   }
 
-  void backward(const float* x, const float* y, float* dy, float* dx, std::size_t n, DeviceContext& ctx) override {
+  void backward(const void* x, const void* yv, void* dyv, void* dx, std::size_t n, DeviceContext& ctx) override {
     prepare(n, ctx);
-    if (s_.relu && !s_.relu_applied_downstream) relu_backward(y, dy, dy, n * s_.filters * out_h_ * out_w_, ctx.stream);
+    auto* dy = static_cast<T*>(dyv);
+    if (s_.relu && !s_.relu_applied_downstream) {
+      relu_backward(static_cast<const T*>(yv), dy, dy, n * s_.filters * out_h_ * out_w_, ctx.stream);
+    }
     const float one = 1.0f, zero = 0.0f;
     if (slots_.has_bias) {
       conv_bias_grad(dy, ctx.grads + slots_.bias_offset, n, s_.filters, out_h_ * out_w_, ctx.stream);
     }
-    cudnn_check(cudnnConvolutionBackwardFilter(ctx.cudnn, &one, x_, x, y_, dy, conv_, bwd_filter_, ctx.workspace,
-                                               ctx.workspace_bytes, &one, w_, ctx.grads + slots_.weight_offset),
-                "cudnnConvolutionBackwardFilter");
+    if constexpr (sizeof(T) == sizeof(float)) {
+      cudnn_check(cudnnConvolutionBackwardFilter(ctx.cudnn, &one, x_, x, y_, dy, conv_, bwd_filter_, ctx.workspace,
+                                                 ctx.workspace_bytes, &one, w_, ctx.grads + slots_.weight_offset),
+                  "cudnnConvolutionBackwardFilter");
+    } else {
+      // The filter gradient has the filter's type: 16 bits, written to scratch, added into float32.
+      T* scratch = static_cast<T*>(ctx.half_grads) + slots_.weight_offset;
+      cudnn_check(cudnnConvolutionBackwardFilter(ctx.cudnn, &one, x_, x, y_, dy, conv_, bwd_filter_, ctx.workspace,
+                                                 ctx.workspace_bytes, &zero, w_, scratch),
+                  "cudnnConvolutionBackwardFilter");
+      add_to_float(scratch, ctx.grads + slots_.weight_offset, weight_count(), ctx.stream);
+    }
     if (dx == nullptr) return;
-    cudnn_check(cudnnConvolutionBackwardData(ctx.cudnn, &one, w_, ctx.values + slots_.weight_offset, y_, dy, conv_,
+    cudnn_check(cudnnConvolutionBackwardData(ctx.cudnn, &one, w_, ctx.weights<T>(slots_.weight_offset), y_, dy, conv_,
                                              bwd_data_, ctx.workspace, ctx.workspace_bytes, &zero, x_, dx),
                 "cudnnConvolutionBackwardData");
   }
@@ -116,11 +144,12 @@ class DeviceConv final : public DeviceLayer {
   // of our own over the output: 8% more images/sec for cnn at batch 1024 on an H200
   // (docs/performance.md). Its activation is ReLU only, so other convolutions keep our kernel.
   [[nodiscard]] bool fused_epilogue() const { return s_.relu && slots_.has_bias; }
+  [[nodiscard]] std::size_t weight_count() const { return s_.filters * s_.in_c * s_.kernel * s_.kernel; }
   void describe(std::size_t n) {
-    cudnn_check(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(n),
+    cudnn_check(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, type_, static_cast<int>(n),
                                            static_cast<int>(s_.in_c), static_cast<int>(s_.in_h), static_cast<int>(s_.in_w)),
                 "cudnnSetTensor4dDescriptor (Conv2D input)");
-    cudnn_check(cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, static_cast<int>(n),
+    cudnn_check(cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, type_, static_cast<int>(n),
                                            static_cast<int>(s_.filters), static_cast<int>(out_h_), static_cast<int>(out_w_)),
                 "cudnnSetTensor4dDescriptor (Conv2D output)");
     batch_ = n;
@@ -187,6 +216,8 @@ class DeviceConv final : public DeviceLayer {
 
   ConvSpec s_;
   ParamSlots slots_;
+  cudnnDataType_t type_;  // of the tensors and the filter (the convolution accumulates in float)
+  bool fused_;            // fused_epilogue() and cuDNN has it for this configuration
   std::size_t out_h_ = 0, out_w_ = 0, batch_ = 0, workspace_ = 0;
   cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr;
   cudnnFilterDescriptor_t w_ = nullptr;
@@ -205,7 +236,9 @@ class DeviceConv final : public DeviceLayer {
 
 std::unique_ptr<DeviceLayer> make_device_conv(const ConvSpec& spec, const ParamSlots& slots, std::size_t max_batch,
                                               DeviceContext& ctx) {
-  return std::make_unique<DeviceConv>(spec, slots, max_batch, ctx);
+  return with_element(ctx.precision, [&](auto zero) -> std::unique_ptr<DeviceLayer> {
+    return std::make_unique<DeviceConv<decltype(zero)>>(spec, slots, max_batch, ctx);
+  });
 }
 
 }  // namespace scalelab::gpu

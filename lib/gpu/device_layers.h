@@ -14,6 +14,10 @@
 //               BatchNorm's output (gpu/device_residual_block.cpp)
 // forward(x, y, n) writes y; backward(x, y, dy, dx, n) ACCUMULATES the parameter gradients, writes
 // dx unless it is null (the first layer) and may overwrite dy. Nothing allocates after construction.
+// Activations and their gradients are elements of DeviceContext::precision (gpu/precision.h: float,
+// or 16 bits in bf16 and fp16, where Conv2D, Dense, MaxPool2D, ReLU, Dropout and Flatten read the
+// 16-bit copy of the weights and add their gradients into the float32 ones; the other layers run
+// in float32 only).
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -28,6 +32,7 @@
 
 #include "core/rng.h"
 #include "gpu/device_buffer.h"
+#include "gpu/precision.h"
 #include "nn/tensor.h"
 
 namespace scalelab::gpu {
@@ -35,6 +40,7 @@ namespace scalelab::gpu {
 // What every layer computes with: the compute stream, the library handles bound to it, the
 // shared cuDNN workspace, and the flat parameter buffers.
 struct DeviceContext {
+  Precision precision = Precision::fp32;
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;
   cudnnHandle_t cudnn = nullptr;
@@ -43,6 +49,19 @@ struct DeviceContext {
   float* values = nullptr;  // device, nn::ParameterSet layout
   float* grads = nullptr;
   float* state = nullptr;   // device, nn::ParameterSet::state() layout (BatchNorm's running statistics)
+  // bf16 and fp16 (null otherwise): the values rounded to 16 bits before each forward, and scratch
+  // of the same layout for a layer's 16-bit weight gradient on its way into `grads`.
+  void* half_values = nullptr;
+  void* half_grads = nullptr;
+  // The weights a layer of element type T reads: the float32 values, or their 16-bit copy.
+  template <class T>
+  [[nodiscard]] const T* weights(std::size_t offset) const {
+    if constexpr (sizeof(T) == sizeof(float)) {
+      return values + offset;
+    } else {
+      return static_cast<const T*>(half_values) + offset;
+    }
+  }
   // SyncBatchNorm: when set, BatchNorm layers hand their packed statistics (device memory, `count`
   // floats; gpu/batch_norm_kernels.h) to it, and it enqueues on `stream` their replacement by the
   // sums over all ranks (an in-place allreduce). Unset: each rank's own batch.
@@ -63,8 +82,8 @@ class DeviceLayer {
   // forward() itself only enqueues work that reads device memory, so it can be captured once and
   // replayed after each prepare_forward.
   virtual void prepare_forward(bool /*training*/, DeviceContext& /*ctx*/) {}
-  virtual void forward(const float* x, float* y, std::size_t n, bool training, DeviceContext& ctx) = 0;
-  virtual void backward(const float* x, const float* y, float* dy, float* dx, std::size_t n, DeviceContext& ctx) = 0;
+  virtual void forward(const void* x, void* y, std::size_t n, bool training, DeviceContext& ctx) = 0;
+  virtual void backward(const void* x, const void* y, void* dy, void* dx, std::size_t n, DeviceContext& ctx) = 0;
   // As nn::Layer::skip_random: the stream moved on by `forwards` training forwards.
   virtual void skip_random(std::uint64_t /*forwards*/) {}
 };
@@ -93,19 +112,25 @@ struct ConvSpec {
   bool relu_applied_downstream = false;
 };
 
-// cuDNN chooses the algorithms for max_batch in the constructor (ctx's handle and stream).
+// cuDNN chooses the algorithms for max_batch in the constructor (ctx's handle and stream); the
+// element type is ctx.precision's.
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_conv(const ConvSpec& spec, const ParamSlots& slots,
                                                             std::size_t max_batch, DeviceContext& ctx);
+// The layers below that take a Precision are built for its element type (gpu/precision.h); the
+// others run in float32 only.
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_dense(std::size_t inputs, std::size_t units, bool relu,
-                                                             const ParamSlots& slots, std::size_t max_batch);
+                                                             const ParamSlots& slots, std::size_t max_batch,
+                                                             Precision precision);
 // input_relu: the input is the output of a Conv2D built with relu_applied_downstream, whose ReLU
 // derivative this layer's backward applies (gpu/layer_kernels.h, maxpool_backward), as the host
 // model's MaxPool2D does (nn::Model's fusion: MaxPool2D::applies_relu_mask).
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_maxpool(const nn::Shape& in, std::size_t pool, std::size_t stride,
-                                                               bool input_relu, std::size_t max_batch);
-[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_relu(const nn::Shape& in);
+                                                               bool input_relu, std::size_t max_batch,
+                                                               Precision precision);
+[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_relu(const nn::Shape& in, Precision precision);
 // rng: the layer's own stream, as nn::Model::reseed gives nn::Dropout (same keys, same masks).
-[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_dropout(const nn::Shape& in, float rate, const Rng& rng);
+[[nodiscard]] std::unique_ptr<DeviceLayer> make_device_dropout(const nn::Shape& in, float rate, const Rng& rng,
+                                                               Precision precision);
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_flatten();
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_global_avg_pool(const nn::Shape& in);
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_batch_norm(const NormSpec& spec);

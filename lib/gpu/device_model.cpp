@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "gpu/cuda_check.h"
+#include "gpu/precision_kernels.h"
 #include "nn/batch_norm.h"
 #include "nn/conv2d.h"
 #include "nn/dense.h"
@@ -94,16 +95,21 @@ std::unique_ptr<DeviceLayer> conv(const HostLayer& h) {
 }
 std::unique_ptr<DeviceLayer> dense(const HostLayer& h) {
   const bool relu = static_cast<const nn::Dense&>(h.layer).activation() == nn::Activation::relu;
-  return make_device_dense(h.in[0], h.out[0], relu, h.take(h.layer), h.max_batch);
+  return make_device_dense(h.in[0], h.out[0], relu, h.take(h.layer), h.max_batch, h.ctx.precision);
 }
 std::unique_ptr<DeviceLayer> maxpool(const HostLayer& h) {
   const auto& pool = static_cast<const nn::MaxPool2D&>(h.layer);
-  return make_device_maxpool(h.in, pool.pool(), pool.stride(), pool.applies_relu_mask(), h.max_batch);
+  if (half_storage(h.ctx.precision) && pool.stride() < pool.pool()) {
+    throw_parameter(ErrorKind::usage, "precision",
+                    std::string(precision_name(h.ctx.precision)) + ": the " + h.where +
+                        " layer's windows overlap, which the CUDA engine pools in float32 only; use fp32 or tf32");
+  }
+  return make_device_maxpool(h.in, pool.pool(), pool.stride(), pool.applies_relu_mask(), h.max_batch, h.ctx.precision);
 }
 std::unique_ptr<DeviceLayer> dropout(const HostLayer& h) {
-  return make_device_dropout(h.in, static_cast<const nn::Dropout&>(h.layer).rate(), h.rng);
+  return make_device_dropout(h.in, static_cast<const nn::Dropout&>(h.layer).rate(), h.rng, h.ctx.precision);
 }
-std::unique_ptr<DeviceLayer> relu(const HostLayer& h) { return make_device_relu(h.in); }
+std::unique_ptr<DeviceLayer> relu(const HostLayer& h) { return make_device_relu(h.in, h.ctx.precision); }
 std::unique_ptr<DeviceLayer> flatten(const HostLayer&) { return make_device_flatten(); }
 std::unique_ptr<DeviceLayer> global_avg_pool(const HostLayer& h) { return make_device_global_avg_pool(h.in); }
 std::unique_ptr<DeviceLayer> batch_norm(const HostLayer& h) {
@@ -131,12 +137,13 @@ std::unique_ptr<DeviceLayer> residual_block(const HostLayer& h) {
 struct Registration {
   std::string_view type;  // nn::Layer::type()
   std::unique_ptr<DeviceLayer> (*make)(const HostLayer&);
+  bool half;              // has bf16 and fp16 kernels (gpu/precision.h)
 };
 constexpr Registration kDeviceLayers[] = {
-    {"Conv2D", &conv}, {"Dense", &dense}, {"MaxPooling2D", &maxpool},
-    {"Dropout", &dropout}, {"ReLU", &relu}, {"Flatten", &flatten},
-    {"GlobalAveragePooling2D", &global_avg_pool}, {"BatchNormalization", &batch_norm},
-    {"ResidualBlock", &residual_block},
+    {"Conv2D", &conv, true}, {"Dense", &dense, true}, {"MaxPooling2D", &maxpool, true},
+    {"Dropout", &dropout, true}, {"ReLU", &relu, true}, {"Flatten", &flatten, true},
+    {"GlobalAveragePooling2D", &global_avg_pool, false}, {"BatchNormalization", &batch_norm, false},
+    {"ResidualBlock", &residual_block, false},
 };
 
 const Registration* registration(const std::string& type) {
@@ -146,13 +153,17 @@ const Registration* registration(const std::string& type) {
   return nullptr;
 }
 
-// The zoo's models every layer of which has a device twin: what `--device cuda` can train.
-std::string models_that_run() {
+// The zoo's models every layer of which has a device twin (with 16-bit kernels, when `half`): what
+// `--device cuda` can train (in bf16 and fp16).
+std::string models_that_run(bool half) {
   std::string s;
   for (const std::string& name : nn::model_names()) {
     const auto m = nn::make_model(name, nn::Shape{1, 28, 28}, 10, 1);
     bool all = true;
-    for (std::size_t i = 0; i < m->layer_count(); ++i) all = all && registration(m->layer(i).type()) != nullptr;
+    for (std::size_t i = 0; i < m->layer_count(); ++i) {
+      const Registration* r = registration(m->layer(i).type());
+      all = all && r != nullptr && (!half || r->half);
+    }
     if (all) s += (s.empty() ? "" : ", ") + name;
   }
   return s;
@@ -161,14 +172,18 @@ std::string models_that_run() {
 }  // namespace
 
 DeviceModel::DeviceModel(nn::Model& host, std::size_t max_batch, std::uint64_t seed, std::uint64_t rng_stream,
-                         cudaStream_t stream)
+                         cudaStream_t stream, Precision precision)
     : max_batch_(max_batch), classes_(host.num_classes()), input_shape_(host.input_shape()),
       size_(host.parameters().size()) {
   if (max_batch == 0) throw_usage("gpu: a DeviceModel needs a batch of at least 1");
   ctx_.stream = stream;
+  ctx_.precision = precision;
   try {
     cublas_check(cublasCreate(&ctx_.cublas), "cublasCreate");
     cublas_check(cublasSetStream(ctx_.cublas, stream), "cublasSetStream");
+    if (precision == Precision::tf32) {
+      cublas_check(cublasSetMathMode(ctx_.cublas, CUBLAS_TF32_TENSOR_OP_MATH), "cublasSetMathMode (TF32)");
+    }
     // cuBLAS's own workspace, given once (else it allocates one at the first product of a step).
     cublas_workspace_.resize(kCublasWorkspaceBytes, "the cuBLAS workspace");
     cublas_check(cublasSetWorkspace(ctx_.cublas, cublas_workspace_.data(), kCublasWorkspaceBytes), "cublasSetWorkspace");
@@ -180,6 +195,16 @@ DeviceModel::DeviceModel(nn::Model& host, std::size_t max_batch, std::uint64_t s
     ctx_.values = values_.data();
     ctx_.grads = grads_.data();
     ctx_.state = state_.data();
+    if (half_storage(precision)) {
+      const std::size_t half = activation_bytes(precision);
+      half_values_.resize(size_ * half, "the 16-bit weights");
+      half_grads_.resize(size_ * half, "the 16-bit weight gradients");
+      half_input_.resize(max_batch * input_shape_.numel() * half, "the 16-bit input batch");
+      half_dlogits_.resize(max_batch * classes_ * half, "the 16-bit logit gradients");
+      logits_.resize(max_batch * classes_, "the float32 logits");
+      ctx_.half_values = half_values_.data();
+      ctx_.half_grads = half_grads_.data();
+    }
     build(host, seed, rng_stream);
   } catch (...) {
     if (ctx_.cudnn != nullptr) (void)cudnnDestroy(ctx_.cudnn);
@@ -208,7 +233,13 @@ void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_s
     if (r == nullptr) {
       throw_parameter(ErrorKind::usage, "device",
                       "cuda: model " + host.name() + " has a " + l.type() + " layer, which the CUDA engine does not "
-                      "implement yet (" + models_that_run() + " run on it); use the cpu device");
+                      "implement yet (" + models_that_run(false) + " run on it); use the cpu device");
+    }
+    if (half_storage(ctx_.precision) && !r->half) {
+      throw_parameter(ErrorKind::usage, "precision",
+                      std::string(precision_name(ctx_.precision)) + ": model " + host.name() + " has a " + l.type() +
+                          " layer, which the CUDA engine computes in float32 only (" + models_that_run(true) +
+                          " run in bf16 and fp16); use fp32 or tf32");
     }
     std::unique_ptr<DeviceLayer> d = r->make(
         HostLayer{l, in, out, params, next_param, where, max_batch_, ctx_, Rng(nn::Model::layer_seed(seed, i), rng_stream),
@@ -220,11 +251,11 @@ void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_s
     }
     acts_.emplace_back();
     if (!d->aliases_input()) {
-      acts_.back().resize(max_batch_ * out.numel(), "the " + where + " activations");
+      const std::size_t bytes = max_batch_ * out.numel() * activation_bytes(ctx_.precision);
+      acts_.back().resize(bytes, "the " + where + " activations");
       // Zeroed once: a convolution's fused epilogue names its output as cuDNN's z (scaled by 0),
       // which must not hold a NaN from whatever the allocation held before.
-      cuda_check(cudaMemset(acts_.back().data(), 0, max_batch_ * out.numel() * sizeof(float)),
-                 "cudaMemset of the " + where + " activations");
+      cuda_check(cudaMemset(acts_.back().data(), 0, bytes), "cudaMemset of the " + where + " activations");
     }
     largest = std::max(largest, in.numel());
     out_shapes_.push_back(out);
@@ -238,8 +269,8 @@ void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_s
   workspace_.resize(workspace, "the cuDNN workspace");
   ctx_.workspace = workspace_.data();
   ctx_.workspace_bytes = workspace;
-  grad_buf_[0].resize(max_batch_ * largest, "the input gradients");
-  grad_buf_[1].resize(max_batch_ * largest, "the input gradients");
+  grad_buf_[0].resize(max_batch_ * largest * activation_bytes(ctx_.precision), "the input gradients");
+  grad_buf_[1].resize(max_batch_ * largest * activation_bytes(ctx_.precision), "the input gradients");
   outputs_.assign(layers_.size(), nullptr);
 }
 
@@ -294,8 +325,17 @@ void DeviceModel::prepare_forward(bool training) {
 const float* DeviceModel::enqueue_forward(const float* input, std::size_t n, bool training) {
   if (n == 0 || n > max_batch_)
     throw_runtime("gpu: a batch of " + std::to_string(n) + " samples for a model reserved for " + std::to_string(max_batch_));
-  last_input_ = input;
-  const float* cur = input;
+  const void* cur = input;
+  if (half_storage(ctx_.precision)) {
+    // The weights as they are now (the optimizer changed the float32 ones), and the batch, in 16 bits.
+    with_element(ctx_.precision, [&](auto zero) {
+      using T = decltype(zero);
+      cast_from_float(values_.data(), static_cast<T*>(ctx_.half_values), size_, nullptr, ctx_.stream);
+      cast_from_float(input, reinterpret_cast<T*>(half_input_.data()), n * input_shape_.numel(), nullptr, ctx_.stream);
+    });
+    cur = half_input_.data();
+  }
+  last_input_ = cur;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     if (!layers_[i]->aliases_input()) {
       layers_[i]->forward(cur, acts_[i].data(), n, training, ctx_);
@@ -303,17 +343,29 @@ const float* DeviceModel::enqueue_forward(const float* input, std::size_t n, boo
     }
     outputs_[i] = cur;
   }
-  return cur;
+  if (!half_storage(ctx_.precision)) return static_cast<const float*>(cur);
+  with_element(ctx_.precision, [&](auto zero) {
+    cast_to_float(static_cast<const decltype(zero)*>(cur), logits_.data(), n * classes_, ctx_.stream);
+  });
+  return logits_.data();
 }
 
 void DeviceModel::backward(float* dlogits, std::size_t n, const std::function<void(std::size_t param)>& on_final) {
-  float* dout = dlogits;
+  void* dout = dlogits;
+  if (half_storage(ctx_.precision)) {
+    // In 16 bits, times the loss scale where there is one (fp16).
+    with_element(ctx_.precision, [&](auto zero) {
+      using T = decltype(zero);
+      cast_from_float(dlogits, reinterpret_cast<T*>(half_dlogits_.data()), n * classes_, loss_scale_, ctx_.stream);
+    });
+    dout = half_dlogits_.data();
+  }
   int next = 0;
   for (std::size_t i = layers_.size(); i-- > 0;) {
     DeviceLayer& l = *layers_[i];
     if (l.aliases_input()) continue;  // the same memory, reshaped
-    const float* in = i ? outputs_[i - 1] : last_input_;
-    float* din = i > first_compute_ ? grad_buf_[next].data() : nullptr;
+    const void* in = i ? outputs_[i - 1] : last_input_;
+    void* din = i > first_compute_ ? grad_buf_[next].data() : nullptr;
     l.backward(in, outputs_[i], dout, din, n, ctx_);
     if (on_final) {
       const std::vector<std::size_t>& ps = layer_params_[i];

@@ -4,6 +4,9 @@
 // once for the largest batch, the cuBLAS and cuDNN handles and the cuDNN workspace, all on one
 // compute stream given by the caller; the running statistics (BatchNorm) in a third buffer, copied
 // with the values. A model with a layer the GPU has no kernels for is a usage error naming it.
+// In bf16 and fp16 (gpu/precision.h) the activations are 16-bit: forward rounds the float32
+// weights and the batch to 16 bits first and returns float32 logits; backward takes float32 logit
+// gradients (times the loss scale, set_loss_scale) and accumulates float32 parameter gradients.
 //
 //   gpu::DeviceModel dm(host_model, max_batch, seed, rank, stream);
 //   dm.load_values(host_model.parameters());
@@ -29,7 +32,7 @@ class DeviceModel {
  public:
   // seed, rng_stream: as given to host.reseed(), so Dropout draws the same keys (and masks).
   DeviceModel(nn::Model& host, std::size_t max_batch, std::uint64_t seed, std::uint64_t rng_stream,
-              cudaStream_t stream);
+              cudaStream_t stream, Precision precision = Precision::fp32);
   ~DeviceModel();
   DeviceModel(const DeviceModel&) = delete;
   DeviceModel& operator=(const DeviceModel&) = delete;
@@ -42,6 +45,10 @@ class DeviceModel {
   [[nodiscard]] const nn::Shape& input_shape() const { return input_shape_; }
   [[nodiscard]] std::size_t workspace_bytes() const { return ctx_.workspace_bytes; }
   [[nodiscard]] cublasHandle_t cublas() const { return ctx_.cublas; }
+  [[nodiscard]] Precision precision() const { return ctx_.precision; }
+  // fp16: the loss scale (device memory, gpu/loss_scaler.h) backward multiplies the logit gradients
+  // by on their way to 16 bits; null: 1.
+  void set_loss_scale(const float* device_scale) { loss_scale_ = device_scale; }
 
   // Synchronous copies of the parameter values and running statistics (and gradients, for tests)
   // to and from the host set.
@@ -83,10 +90,16 @@ class DeviceModel {
   std::vector<std::unique_ptr<DeviceLayer>> layers_;
   std::vector<nn::Shape> out_shapes_;           // per sample, one per layer
   std::vector<std::vector<std::size_t>> layer_params_;  // DeviceLayer::params(), asked once
-  std::vector<DeviceBuffer<float>> acts_;       // output of each non-aliasing layer (else empty)
-  std::vector<const float*> outputs_;           // what each layer's output is in the last forward
-  DeviceBuffer<float> grad_buf_[2];             // ping-pong input gradients
-  const float* last_input_ = nullptr;
+  // Activations and their gradients, as bytes of the precision's element type.
+  std::vector<DeviceBuffer<unsigned char>> acts_;  // output of each non-aliasing layer (else empty)
+  std::vector<const void*> outputs_;            // what each layer's output is in the last forward
+  DeviceBuffer<unsigned char> grad_buf_[2];     // ping-pong input gradients
+  const void* last_input_ = nullptr;
+  // bf16 and fp16 only: the 16-bit weights and weight-gradient scratch (DeviceContext), the
+  // batch and the logit gradients in 16 bits, the logits in float32.
+  DeviceBuffer<unsigned char> half_values_, half_grads_, half_input_, half_dlogits_;
+  DeviceBuffer<float> logits_;
+  const float* loss_scale_ = nullptr;
   std::size_t first_compute_ = 0;               // the first non-aliasing layer: no input gradient
 };
 

@@ -121,6 +121,11 @@ DeviceOptimizer::~DeviceOptimizer() {
   if (state_) cudaFree(state_);
 }
 
+int* DeviceOptimizer::skip_flag() {
+  if (scalars_.data() == nullptr) throw_runtime("gpu: the optimizer's skip flag was asked for before its first step");
+  return &scalars_.data()->skip;
+}
+
 void DeviceOptimizer::prepare(float lr, cudaStream_t stream) {
   optim::Optimizer::check_lr(lr);  // the same error as the CPU optimizers
   scalars_.resize(1, "the optimizer's step scalars");  // once, at the first step (after the checks)

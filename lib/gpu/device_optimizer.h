@@ -67,6 +67,10 @@ class DeviceOptimizer {
   // step's prepare() on the stream it is launched on.
   void prepare(float lr, cudaStream_t stream);
   void apply(float* values, const float* grads, cudaStream_t stream);
+  // Device memory of this step's skip flag (StepScalars::skip), 0 once prepare() has run on the
+  // stream: fp16's loss scaling sets it before apply() when the gradients overflowed, and apply()'s
+  // kernels then change nothing. Valid after the first prepare().
+  [[nodiscard]] int* skip_flag();
 
   // The flat device state: segments() as the CPU optimizer names and places them.
   [[nodiscard]] float* state() { return state_; }

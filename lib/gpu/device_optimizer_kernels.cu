@@ -28,12 +28,14 @@ __device__ std::size_t grid_stride() { return std::size_t{gridDim.x} * blockDim.
 __global__ void set_step_scalars_kernel(StepScalars* dst, StepScalars value) { *dst = value; }
 
 __global__ void sgd_plain_kernel(float* p, const float* g, std::size_t n, const StepScalars* s, float wd) {
+  if (s->skip != 0) return;
   const float lr = s->lr;
   for (std::size_t i = first_index(); i < n; i += grid_stride()) p[i] -= lr * (g[i] + wd * p[i]);
 }
 
 __global__ void sgd_momentum_kernel(float* p, const float* g, float* buf, std::size_t n, const StepScalars* s, float wd,
                                     float mu, float damp, bool nesterov) {
+  if (s->skip != 0) return;
   const float lr = s->lr;
   const bool first = s->first_step != 0;
   for (std::size_t i = first_index(); i < n; i += grid_stride()) {
@@ -47,6 +49,7 @@ __global__ void sgd_momentum_kernel(float* p, const float* g, float* buf, std::s
 // ---- Adam (adam.cpp) -------------------------------------------------------------------------
 __global__ void adam_kernel(float* p, const float* g, float* m, float* v, std::size_t n, float b1, float b2, float eps,
                             float wd, const StepScalars* s) {
+  if (s->skip != 0) return;
   const float step_size = s->step_size, inv_sqrt_bc2 = s->inv_sqrt_bc2;
   for (std::size_t i = first_index(); i < n; i += grid_stride()) {
     const float gi = g[i] + wd * p[i];
@@ -119,6 +122,7 @@ __global__ void lars_trust_kernel(SegmentTables s, float eta, float wd) {
 
 __global__ void lars_apply_kernel(float* w, const float* g, float* velocity, SegmentTables s, const StepScalars* sc,
                                   float mu, float weight_decay) {
+  if (sc->skip != 0) return;
   const DeviceSpan sp = s.spans[blockIdx.x];
   const float wd = s.adapt[sp.tensor] ? weight_decay : 0.0f;
   const float scaled = sc->lr * s.trust[sp.tensor];
@@ -140,6 +144,7 @@ __device__ float lamb_direction(float m, float v, float w, float wd, const LambC
 // Pass 1: the moments, and partial = (sum w^2, sum r^2) over each block.
 __global__ void lamb_moments_kernel(const float* w, const float* g, float* m, float* v, SegmentTables s,
                                     LambConstants k, const StepScalars* sc) {
+  if (sc->skip != 0) return;
   const DeviceSpan sp = s.spans[blockIdx.x];
   const float c1 = sc->c1, c2 = sc->c2;
   const float wd = s.adapt[sp.tensor] ? k.weight_decay : 0.0f;
@@ -165,6 +170,7 @@ __global__ void lamb_trust_kernel(SegmentTables s) {
 // Pass 2: the same direction from the updated moments, applied.
 __global__ void lamb_apply_kernel(float* w, const float* m, const float* v, SegmentTables s, LambConstants k,
                                   const StepScalars* sc) {
+  if (sc->skip != 0) return;
   const DeviceSpan sp = s.spans[blockIdx.x];
   const float wd = s.adapt[sp.tensor] ? k.weight_decay : 0.0f;
   const float scaled = sc->lr * s.trust[sp.tensor], c1 = sc->c1, c2 = sc->c2;

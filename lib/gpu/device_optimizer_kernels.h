@@ -43,6 +43,10 @@ struct StepScalars {
   float step_size = 0.0f, inv_sqrt_bc2 = 0.0f;  // adam: lr / (1 - beta1^t), 1 / sqrt(1 - beta2^t)
   float c1 = 0.0f, c2 = 0.0f;                   // lamb: 1 / (1 - beta1^t), 1 / (1 - beta2^t)
   int first_step = 0;                           // sgd with momentum: the buffer starts at the gradient
+  // Set on the device after the host wrote the rest (0): the step's gradients overflowed under fp16
+  // loss scaling (gpu/loss_scaler.h), and every kernel that would change the values or the state
+  // returns at once.
+  int skip = 0;
 };
 cudaError_t launch_set_step_scalars(StepScalars* dst, const StepScalars& value, cudaStream_t stream);
 

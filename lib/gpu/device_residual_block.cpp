@@ -55,7 +55,10 @@ class DeviceResidualBlock final : public DeviceLayer {
     return shortcut_ ? std::max(w, shortcut_->workspace_bytes()) : w;
   }
 
-  void forward(const float* x, float* y, std::size_t n, bool training, DeviceContext& ctx) override {
+  // float32 only (DeviceModel refuses it in bf16 and fp16).
+  void forward(const void* xv, void* yv, std::size_t n, bool training, DeviceContext& ctx) override {
+    const auto* x = static_cast<const float*>(xv);
+    auto* y = static_cast<float*>(yv);
     conv1_->forward(x, c1_.data(), n, training, ctx);
     bn1_.forward(c1_.data(), r_.data(), n, training, ctx, nullptr, /*relu=*/true);
     conv2_->forward(r_.data(), c2_.data(), n, training, ctx);
@@ -68,7 +71,11 @@ class DeviceResidualBlock final : public DeviceLayer {
     bn2_.forward(c2_.data(), y, n, training, ctx, shortcut, /*relu=*/true);
   }
 
-  void backward(const float* x, const float* y, float* dy, float* dx, std::size_t n, DeviceContext& ctx) override {
+  void backward(const void* xv, const void* yv, void* dyv, void* dxv, std::size_t n, DeviceContext& ctx) override {
+    const auto* x = static_cast<const float*>(xv);
+    const auto* y = static_cast<const float*>(yv);
+    auto* dy = static_cast<float*>(dyv);
+    auto* dx = static_cast<float*>(dxv);
     const std::size_t mid = n * mid_;
     relu_backward(y, dy, dy, mid, ctx.stream);  // dy is now ds, the gradient at bn2 + shortcut
     bn2_.backward(c2_.data(), dy, ga_.data(), n, ctx);

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
+#include "core/error.h"
 #include "gpu/kernel_launch.cuh"
 
 namespace scalelab::gpu {
@@ -13,21 +15,25 @@ namespace {
 using kernels::blocks_for;
 using kernels::check_launch;
 using kernels::kThreads;
+using kernels::to_float;
+using kernels::from_float;
 
-__global__ void bias_activation_kernel(float* y, const float* b, std::size_t total, std::size_t inner,
-                                       std::size_t channels, bool relu) {
+template <class T>
+__global__ void bias_activation_kernel(T* y, const T* b, std::size_t total, std::size_t inner, std::size_t channels,
+                                       bool relu) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
-    float v = y[i];
-    if (b != nullptr) v += b[(i / inner) % channels];
-    y[i] = relu ? fmaxf(v, 0.0f) : v;
+    float v = to_float(y[i]);
+    if (b != nullptr) v += to_float(b[(i / inner) % channels]);
+    y[i] = from_float<T>(relu ? fmaxf(v, 0.0f) : v);
   }
 }
 
-__global__ void relu_backward_kernel(const float* y, const float* dy, float* dz, std::size_t n) {
+template <class T>
+__global__ void relu_backward_kernel(const T* y, const T* dy, T* dz, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x) {
-    dz[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+    dz[i] = to_float(y[i]) > 0.0f ? dy[i] : from_float<T>(0.0f);
   }
 }
 
@@ -35,14 +41,15 @@ __global__ void relu_backward_kernel(const float* y, const float* dy, float* dz,
 // contiguous), reduces in shared memory and adds its partial sum to db[c] (+=: gradients
 // accumulate across backward passes). Summation order varies with the schedule: float sums agree
 // with the CPU's to rounding, not bit for bit.
-__global__ void conv_bias_grad_kernel(const float* dy, float* db, std::size_t n, std::size_t channels, std::size_t hw,
+template <class T>
+__global__ void conv_bias_grad_kernel(const T* dy, float* db, std::size_t n, std::size_t channels, std::size_t hw,
                                       std::size_t splits) {
   __shared__ float partial[kThreads];
   const std::size_t c = blockIdx.x;
   float sum = 0.0f;
   for (std::size_t s = blockIdx.y; s < n; s += splits) {
-    const float* plane = dy + (s * channels + c) * hw;
-    for (std::size_t i = threadIdx.x; i < hw; i += blockDim.x) sum += plane[i];
+    const T* plane = dy + (s * channels + c) * hw;
+    for (std::size_t i = threadIdx.x; i < hw; i += blockDim.x) sum += to_float(plane[i]);
   }
   partial[threadIdx.x] = sum;
   __syncthreads();
@@ -53,47 +60,53 @@ __global__ void conv_bias_grad_kernel(const float* dy, float* db, std::size_t n,
   if (threadIdx.x == 0) atomicAdd(db + c, partial[0]);
 }
 
-__global__ void maxpool_forward_kernel(const float* x, float* y, std::int32_t* arg, PoolGeometry g) {
+template <class T>
+__global__ void maxpool_forward_kernel(const T* x, T* y, std::int32_t* arg, PoolGeometry g) {
   const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
     const int ow = static_cast<int>(i % g.wo);
     const int oh = static_cast<int>((i / g.wo) % g.ho);
     const std::size_t plane = i / (std::size_t(g.wo) * g.ho);
-    const float* src = x + plane * g.h * g.w;
+    const T* src = x + plane * g.h * g.w;
     int best = (oh * g.stride) * g.w + ow * g.stride;
-    float m = src[best];
+    float m = to_float(src[best]);
     for (int r = 0; r < g.pool; ++r) {
       for (int c = 0; c < g.pool; ++c) {
         const int at = (oh * g.stride + r) * g.w + ow * g.stride + c;
-        if (src[at] > m) {  // strict: ties keep the first maximum
-          m = src[at];
+        const float v = to_float(src[at]);
+        if (v > m) {  // strict: ties keep the first maximum
+          m = v;
           best = at;
         }
       }
     }
-    y[i] = m;
+    y[i] = src[best];
     arg[i] = best;
   }
 }
 
 // Overlapping windows (stride < pool): each window's gradient added at its maximum (dx zeroed first).
-__global__ void maxpool_backward_scatter_kernel(const float* dy, const float* y, const std::int32_t* arg, float* dx,
+// In 16 bits the sums are float atomics on a float scratch (dx32) converted afterwards; in float,
+// dx32 is dx itself.
+template <class T>
+__global__ void maxpool_backward_scatter_kernel(const T* dy, const T* y, const std::int32_t* arg, float* dx32,
                                                 PoolGeometry g, bool input_relu) {
   const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
-    if (input_relu && !(y[i] > 0.0f)) continue;
+    if (input_relu && !(to_float(y[i]) > 0.0f)) continue;
     const std::size_t plane = i / (std::size_t(g.wo) * g.ho);
-    atomicAdd(dx + plane * g.h * g.w + arg[i], dy[i]);
+    atomicAdd(dx32 + plane * g.h * g.w + arg[i], to_float(dy[i]));
   }
 }
 
 // Windows that do not overlap (stride >= pool): every input element written once, by a thread of
 // its own, with its window's gradient if it is that window's maximum and 0 otherwise. No zeroing
 // pass and no atomics.
-__global__ void maxpool_backward_gather_kernel(const float* dy, const float* y, const std::int32_t* arg, float* dx,
-                                               PoolGeometry g, bool input_relu) {
+template <class T>
+__global__ void maxpool_backward_gather_kernel(const T* dy, const T* y, const std::int32_t* arg, T* dx, PoolGeometry g,
+                                               bool input_relu) {
   const std::size_t total = std::size_t(g.planes) * g.h * g.w;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < total;
        i += std::size_t{gridDim.x} * blockDim.x) {
@@ -101,10 +114,10 @@ __global__ void maxpool_backward_gather_kernel(const float* dy, const float* y, 
     const std::size_t plane = i / (std::size_t(g.h) * g.w);
     const int r = at / g.w, c = at % g.w;
     const int oh = r / g.stride, ow = c / g.stride;
-    float v = 0.0f;
+    T v = from_float<T>(0.0f);
     if (oh < g.ho && ow < g.wo && r - oh * g.stride < g.pool && c - ow * g.stride < g.pool) {
       const std::size_t o = (plane * g.ho + oh) * g.wo + ow;
-      if (arg[o] == at && (!input_relu || y[o] > 0.0f)) v = dy[o];
+      if (arg[o] == at && (!input_relu || to_float(y[o]) > 0.0f)) v = dy[o];
     }
     dx[i] = v;
   }
@@ -121,12 +134,13 @@ __device__ inline bool keep(std::size_t i, std::uint64_t key, std::uint32_t thre
   return static_cast<std::uint32_t>((r >> (16 * (i % 4))) & 0xFFFFu) >= threshold;
 }
 
-__global__ void dropout_kernel(const float* x, float* y, std::size_t n, const std::uint64_t* key_at,
-                               std::uint32_t threshold, float scale) {
+template <class T>
+__global__ void dropout_kernel(const T* x, T* y, std::size_t n, const std::uint64_t* key_at, std::uint32_t threshold,
+                               float scale) {
   const std::uint64_t key = *key_at;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x) {
-    y[i] = keep(i, key, threshold) ? x[i] * scale : 0.0f;
+    y[i] = from_float<T>(keep(i, key, threshold) ? to_float(x[i]) * scale : 0.0f);
   }
 }
 
@@ -190,25 +204,28 @@ __global__ void add_into_kernel(float* y, const float* x, std::size_t n) {
 
 }  // namespace
 
-void bias_activation(float* y, const float* b, std::size_t total, std::size_t inner, std::size_t channels, bool relu,
+template <class T>
+void bias_activation(T* y, const T* b, std::size_t total, std::size_t inner, std::size_t channels, bool relu,
                      cudaStream_t stream) {
   if (total == 0 || (b == nullptr && !relu)) return;
-  bias_activation_kernel<<<blocks_for(total), kThreads, 0, stream>>>(y, b, total, inner, channels, relu);
+  bias_activation_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(y, b, total, inner, channels, relu);
   check_launch("bias_activation");
 }
 
-void relu_backward(const float* y, const float* dy, float* dz, std::size_t n, cudaStream_t stream) {
+template <class T>
+void relu_backward(const T* y, const T* dy, T* dz, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;
-  relu_backward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(y, dy, dz, n);
+  relu_backward_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(y, dy, dz, n);
   check_launch("relu_backward");
 }
 
-void conv_bias_grad(const float* dy, float* db, std::size_t n, std::size_t channels, std::size_t hw, cudaStream_t stream) {
+template <class T>
+void conv_bias_grad(const T* dy, float* db, std::size_t n, std::size_t channels, std::size_t hw, cudaStream_t stream) {
   if (n == 0 || channels == 0 || hw == 0) return;
   // About 1024 blocks in all (several per SM on an H100), at most one per sample and channel.
   const std::size_t splits = std::clamp<std::size_t>(1024 / channels, 1, std::min<std::size_t>(n, 65535));
   const dim3 grid(static_cast<unsigned>(channels), static_cast<unsigned>(splits));
-  conv_bias_grad_kernel<<<grid, kThreads, 0, stream>>>(dy, db, n, channels, hw, splits);
+  conv_bias_grad_kernel<T><<<grid, kThreads, 0, stream>>>(dy, db, n, channels, hw, splits);
   check_launch("conv_bias_grad");
 }
 
@@ -227,28 +244,35 @@ void add_into(float* y, const float* x, std::size_t n, cudaStream_t stream) {
   check_launch("the gradient sum");
 }
 
-void maxpool_forward(const float* x, float* y, std::int32_t* arg, const PoolGeometry& g, cudaStream_t stream) {
+template <class T>
+void maxpool_forward(const T* x, T* y, std::int32_t* arg, const PoolGeometry& g, cudaStream_t stream) {
   const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
   if (total == 0) return;
-  maxpool_forward_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, y, arg, g);
+  maxpool_forward_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(x, y, arg, g);
   check_launch("maxpool_forward");
 }
 
-void maxpool_backward(const float* dy, const float* y, const std::int32_t* arg, float* dx, const PoolGeometry& g,
-                      bool input_relu, cudaStream_t stream) {
+template <class T>
+void maxpool_backward(const T* dy, const T* y, const std::int32_t* arg, T* dx, const PoolGeometry& g, bool input_relu,
+                      cudaStream_t stream) {
   if (g.stride >= g.pool) {
     const std::size_t total = std::size_t(g.planes) * g.h * g.w;
     if (total == 0) return;
-    maxpool_backward_gather_kernel<<<blocks_for(total), kThreads, 0, stream>>>(dy, y, arg, dx, g, input_relu);
+    maxpool_backward_gather_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(dy, y, arg, dx, g, input_relu);
     check_launch("maxpool_backward");
     return;
   }
-  const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
-  cuda_check(cudaMemsetAsync(dx, 0, std::size_t(g.planes) * g.h * g.w * sizeof(float), stream),
-             "cudaMemsetAsync of the pooling input gradient");
-  if (total == 0) return;
-  maxpool_backward_scatter_kernel<<<blocks_for(total), kThreads, 0, stream>>>(dy, y, arg, dx, g, input_relu);
-  check_launch("maxpool_backward");
+  if constexpr (!std::is_same_v<T, float>) {
+    // No 16-bit kernel for overlapping windows: no model of the zoo has them.
+    throw_runtime("gpu: max-pooling with overlapping windows (stride < pool) runs in float32 only");
+  } else {
+    const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
+    cuda_check(cudaMemsetAsync(dx, 0, std::size_t(g.planes) * g.h * g.w * sizeof(float), stream),
+               "cudaMemsetAsync of the pooling input gradient");
+    if (total == 0) return;
+    maxpool_backward_scatter_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(dy, y, arg, dx, g, input_relu);
+    check_launch("maxpool_backward");
+  }
 }
 
 void store_key(std::uint64_t* dst, std::uint64_t key, cudaStream_t stream) {
@@ -256,17 +280,19 @@ void store_key(std::uint64_t* dst, std::uint64_t key, cudaStream_t stream) {
   check_launch("store_key");
 }
 
-void dropout_forward(const float* x, float* y, std::size_t n, const std::uint64_t* key, std::uint32_t threshold,
-                     float scale, cudaStream_t stream) {
+template <class T>
+void dropout_forward(const T* x, T* y, std::size_t n, const std::uint64_t* key, std::uint32_t threshold, float scale,
+                     cudaStream_t stream) {
   if (n == 0) return;
-  dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, key, threshold, scale);
+  dropout_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(x, y, n, key, threshold, scale);
   check_launch("dropout_forward");
 }
 
-void dropout_backward(const float* dy, float* dx, std::size_t n, const std::uint64_t* key, std::uint32_t threshold,
-                      float scale, cudaStream_t stream) {
+template <class T>
+void dropout_backward(const T* dy, T* dx, std::size_t n, const std::uint64_t* key, std::uint32_t threshold, float scale,
+                      cudaStream_t stream) {
   if (n == 0) return;
-  dropout_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dy, dx, n, key, threshold, scale);
+  dropout_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(dy, dx, n, key, threshold, scale);
   check_launch("dropout_backward");
 }
 
@@ -279,5 +305,21 @@ void softmax_cross_entropy(const float* logits, const std::int32_t* labels, std:
   softmax_xent_kernel<<<blocks, kThreads, 0, stream>>>(logits, labels, n, classes, dlogits, g, tally, bad);
   check_launch("softmax_cross_entropy");
 }
+
+#define SCALELAB_LAYER_KERNELS(T)                                                                                      \
+  template void bias_activation<T>(T*, const T*, std::size_t, std::size_t, std::size_t, bool, cudaStream_t);           \
+  template void relu_backward<T>(const T*, const T*, T*, std::size_t, cudaStream_t);                                  \
+  template void conv_bias_grad<T>(const T*, float*, std::size_t, std::size_t, std::size_t, cudaStream_t);             \
+  template void maxpool_forward<T>(const T*, T*, std::int32_t*, const PoolGeometry&, cudaStream_t);                   \
+  template void maxpool_backward<T>(const T*, const T*, const std::int32_t*, T*, const PoolGeometry&, bool,           \
+                                    cudaStream_t);                                                                     \
+  template void dropout_forward<T>(const T*, T*, std::size_t, const std::uint64_t*, std::uint32_t, float,             \
+                                   cudaStream_t);                                                                      \
+  template void dropout_backward<T>(const T*, T*, std::size_t, const std::uint64_t*, std::uint32_t, float,            \
+                                    cudaStream_t);
+SCALELAB_LAYER_KERNELS(float)
+SCALELAB_LAYER_KERNELS(__nv_bfloat16)
+SCALELAB_LAYER_KERNELS(__half)
+#undef SCALELAB_LAYER_KERNELS
 
 }  // namespace scalelab::gpu

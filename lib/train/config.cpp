@@ -37,6 +37,13 @@ void TrainConfig::validate() const {
   }
   if (device != "cpu" && device != "cuda") bad("device", device + ": unknown device; use cpu or cuda");
   if (cuda_graphs != "on" && cuda_graphs != "off") bad("cuda_graphs", cuda_graphs + ": use on or off");
+  if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp16") {
+    bad("precision", precision + ": unknown precision; use fp32, tf32, bf16 or fp16");
+  }
+  if (device == "cpu" && precision != "fp32") {
+    bad("precision", precision + ": the CPU engine computes in float32 only; use fp32, or the cuda device for " +
+                         precision);
+  }
   if (overlap != "auto" && overlap != "on" && overlap != "off") bad("overlap", overlap + ": use auto, on or off");
   const auto optimizers = optim::optimizer_names();
   if (std::find(optimizers.begin(), optimizers.end(), optimizer) == optimizers.end()) {
@@ -93,6 +100,7 @@ void to_json(nlohmann::json& j, const EpochRecord& r) {
        {"step_ms", r.step_ms},
        {"data_wait_seconds", r.data_wait_seconds},
        {"skipped_samples", r.skipped_samples},
+       {"skipped_steps", r.skipped_steps},
        {"allreduce_seconds", r.allreduce_seconds},
        {"lr", r.lr},
        {"ranks", r.ranks},
@@ -106,6 +114,7 @@ nlohmann::json config_json(const TrainConfig& c) {
   return {{"model", c.model},
           {"device", c.device},
           {"cuda_graphs", c.cuda_graphs},
+          {"precision", c.precision},
           {"dataset", c.dataset.name},
           {"data_dir", c.dataset.data_dir},
           {"epochs", c.epochs},

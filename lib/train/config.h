@@ -21,6 +21,11 @@ struct TrainConfig {
   std::string model = "cnn";
   std::string device = "cpu";         // where the engine computes: cpu or cuda (train/engine.h)
   std::string cuda_graphs = "on";     // cuda: replay each training step as one captured CUDA graph (on|off)
+  // What the engine computes in: fp32 (float32; cuDNN's convolutions may use TF32 tensor cores, as
+  // PyTorch's default), tf32 (matrix products on TF32 too), bf16 or fp16 (cuda: activations and
+  // products in 16 bits, float32 master weights, gradients and optimizer; fp16 with dynamic loss
+  // scaling). The CPU engine computes in fp32 only.
+  std::string precision = "fp32";
   data::DatasetSpec dataset;          // name, data_dir, seed for synthetic; augment, decode, crop for jpeg:DIR
   int epochs = 1;
   std::size_t batch_size = 128;       // per rank and per backward pass
@@ -53,7 +58,7 @@ struct TrainConfig {
   double stall_timeout_s = 300;       // end this rank after so long without a finished step; 0: never
 
   // Checks every field that needs no data and no other rank: model and optimizer known, device
-  // cpu or cuda, cuda_graphs on or off, counts at least 1, lr positive and finite, the optimizer's options in range
+  // cpu or cuda, cuda_graphs on or off, precision known (fp32 on cpu), counts at least 1, lr positive and finite, the optimizer's options in range
   // (optim::OptimizerOptions::validate), the allreduce algorithm known. Throws a usage error
   // naming the field as written here ("batch_size"; core/error.h). The Trainer calls it; a front
   // end calls it too, to report a typo before it starts anything.
@@ -75,6 +80,7 @@ struct EpochRecord {
   double step_ms = 0;                 // mean wall time per optimizer step
   double data_wait_seconds = 0;       // rank 0's time blocked on the loader
   std::size_t skipped_samples = 0;    // bad samples replaced this epoch, all ranks (--on-bad-sample skip)
+  std::size_t skipped_steps = 0;      // optimizer steps skipped this epoch: fp16 gradients overflowed (loss scaling)
   double allreduce_seconds = 0;       // rank 0's time in gradient averaging
   double lr = 0;                      // the learning rate of the epoch's last step
   int ranks = 1;

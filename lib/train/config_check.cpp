@@ -34,6 +34,7 @@ std::vector<comm::NamedValue> agreed_fields(const TrainConfig& c) {
       {"model", c.model},
       {"device", c.device},
       {"cuda_graphs", c.cuda_graphs},
+      {"precision", c.precision},
       {"overlap", c.overlap},
       {"dataset", c.dataset.name == "synthetic" ? fmt::format("synthetic ({} + {} samples)", c.dataset.synthetic_train,
                                                               c.dataset.synthetic_test)

@@ -49,6 +49,11 @@ class Engine {
   // How training steps are executed, in words, where there is a choice (the CUDA engine: "one CUDA
   // graph per step ..." or why not); empty for the CPU engine.
   [[nodiscard]] virtual std::string execution() const { return {}; }
+  // What the arithmetic is in, in words (TrainConfig::precision; "fp32: ...").
+  [[nodiscard]] virtual std::string precision() const { return "fp32: float32"; }
+  // Optimizer steps skipped since the engine was made because the gradients overflowed (fp16's
+  // dynamic loss scaling; waits for queued work); 0 where nothing is skipped.
+  [[nodiscard]] virtual std::uint64_t skipped_steps() { return 0; }
   [[nodiscard]] virtual nn::Model& model() = 0;
   [[nodiscard]] virtual optim::Optimizer& optimizer() = 0;
 

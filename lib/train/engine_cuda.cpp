@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "gpu/cuda_check.h"
 #include "gpu/layer_kernels.h"
+#include "gpu/precision.h"
 #include "optim/factory.h"
 
 namespace scalelab::train {
@@ -57,8 +58,13 @@ CudaEngine::CudaEngine(const TrainConfig& config, comm::Communicator& comm, cons
     model_->reseed(config.seed, static_cast<std::uint64_t>(comm.rank()));
     host_optimizer_ = optim::make_optimizer(config.optimizer, config.optimizer_options);
     host_optimizer_->bind(model_->parameters());
+    const gpu::Precision precision = gpu::parse_precision(config.precision);
     device_model_ = std::make_unique<gpu::DeviceModel>(*model_, batch_, config.seed, static_cast<std::uint64_t>(comm.rank()),
-                                                       stream_);
+                                                       stream_, precision);
+    if (precision == gpu::Precision::fp16) {
+      loss_scaler_ = std::make_unique<gpu::LossScaler>();
+      device_model_->set_loss_scale(loss_scaler_->scale());
+    }
     device_optimizer_ =
         std::make_unique<gpu::DeviceOptimizer>(config.optimizer, config.optimizer_options, model_->parameters());
     // NCCL's set-up waits for every rank: agree first, over the host communicator, that every
@@ -115,6 +121,7 @@ void CudaEngine::release() noexcept {
   graph_exec_ = nullptr;
   graph_ = nullptr;
   averager_.reset();
+  loss_scaler_.reset();
   device_optimizer_.reset();
   device_model_.reset();
   for (cudaEvent_t* e : {&images_copied_, &labels_copied_, &peek_copied_}) {
@@ -199,12 +206,12 @@ void CudaEngine::average_gradients() {
 }
 
 void CudaEngine::step(float lr) {
+  device_optimizer_->prepare(lr, stream_);
   if (!deferred_) {
-    device_optimizer_->step(device_model_->values(), device_model_->grads(), lr, stream_);
+    enqueue_update();
     return;
   }
   deferred_ = false;
-  device_optimizer_->prepare(lr, stream_);
   if (graph_exec_ == nullptr && steps_before_capture_ > 0) {
     --steps_before_capture_;
     enqueue_training_step();
@@ -220,7 +227,20 @@ void CudaEngine::enqueue_training_step() {
                              tally_.data(), bad_.data(), stream_);
   device_model_->backward(dlogits_.data(), batch_, on_final_);
   averager_->finish(stream_);
+  enqueue_update();
+}
+
+void CudaEngine::enqueue_update() {
+  if (loss_scaler_) loss_scaler_->unscale(device_model_->grads(), device_model_->size(), device_optimizer_->skip_flag(), stream_);
   device_optimizer_->apply(device_model_->values(), device_model_->grads(), stream_);
+  if (loss_scaler_) loss_scaler_->update(device_optimizer_->skip_flag(), stream_);
+}
+
+std::uint64_t CudaEngine::skipped_steps() {
+  if (!loss_scaler_) return 0;
+  if (deferred_) throw_runtime("CUDA engine: the skipped steps were read between a step's backward and step()");
+  averager_->synchronize(stream_);
+  return loss_scaler_->read(stream_).skipped;
 }
 
 // Thread-local capture: the loader's threads make no CUDA calls, and nothing else of this thread

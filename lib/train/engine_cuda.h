@@ -10,6 +10,9 @@
 //     communicator stays the host one, --backend mpi, for its small host-memory collectives),
 //     buckets of the step plan (nn/step_plan.h: at most the bucket cap) started as backward finalises them;
 //   - optimizer: gpu::DeviceOptimizer on the flat device buffers;
+//   - precision (TrainConfig::precision, gpu/precision.h): fp32, tf32, or bf16/fp16 activations with
+//     float32 master weights; fp16 with dynamic loss scaling (gpu::LossScaler), its overflowed steps
+//     skipped on the device and counted (skipped_steps());
 //   - CUDA graphs (cuda_graphs on, one backward pass per step): a full training step is deferred
 //     until step(lr): the host work (the batch and labels copied in, Dropout's keys and the
 //     optimizer's scalars written to device memory) is enqueued, then the step's kernels, NCCL
@@ -34,6 +37,7 @@
 #include "gpu/device_buffer.h"
 #include "gpu/device_model.h"
 #include "gpu/device_optimizer.h"
+#include "gpu/loss_scaler.h"
 #include "train/engine.h"
 
 namespace scalelab::train {
@@ -48,6 +52,8 @@ class CudaEngine final : public Engine {
   [[nodiscard]] std::string device() const override { return device_name_; }
   [[nodiscard]] std::string averaging() const override { return averager_->describe(); }
   [[nodiscard]] std::string execution() const override { return execution_; }
+  [[nodiscard]] std::string precision() const override { return gpu::precision_in_words(device_model_->precision()); }
+  [[nodiscard]] std::uint64_t skipped_steps() override;
   [[nodiscard]] nn::Model& model() override { return *model_; }
   [[nodiscard]] optim::Optimizer& optimizer() override { return *host_optimizer_; }
   void load_from_host() override;
@@ -79,6 +85,9 @@ class CudaEngine final : public Engine {
   // A deferred step's kernels (forward, loss, backward, averaging, optimizer), enqueued on stream_
   // after its host work; what capture() records.
   void enqueue_training_step();
+  // The end of every step after the gradients are averaged (fp16: unscaled and checked), and the
+  // optimizer; its scalars already written (DeviceOptimizer::prepare).
+  void enqueue_update();
   void capture();
 
   std::size_t batch_;
@@ -92,6 +101,7 @@ class CudaEngine final : public Engine {
   std::unique_ptr<optim::Optimizer> host_optimizer_;
   std::unique_ptr<gpu::DeviceModel> device_model_;
   std::unique_ptr<gpu::DeviceOptimizer> device_optimizer_;
+  std::unique_ptr<gpu::LossScaler> loss_scaler_;        // fp16 only
   std::unique_ptr<comm::Communicator> nccl_;
   std::unique_ptr<gpu::BucketedAverager> averager_;
   std::unique_ptr<gpu::PinnedBuffer<float>> images_host_;

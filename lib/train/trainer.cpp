@@ -190,6 +190,7 @@ TrainResult Trainer::run() {
   result.steps_per_epoch = steps;
   result.averaging = engine_->averaging();
   result.execution = engine_->execution();
+  result.precision = engine_->precision();
   result.device = engine_->device();
   if (rank == 0 && config_.verbose) {
     progress.line(fmt::format("scalelab train: {} ({} parameters) on {} ({} training, {} test samples)", config_.model,
@@ -201,6 +202,7 @@ TrainResult Trainer::run() {
                               config_.optimizer, config_.lr, config_.threads, config_.threads == 1 ? "" : "s"));
     if (config_.device != "cpu") progress.line("  device: " + engine_->device());
     if (!engine_->execution().empty()) progress.line("  steps: " + engine_->execution());
+    if (config_.precision != "fp32") progress.line("  precision: " + engine_->precision());
     progress.line("  gradients: " + engine_->averaging());
     if (counters[0] > 0) {
       progress.line(fmt::format("  resumed from {}: {} epochs done, global step {}", config_.resume, counters[0], counters[1]));
@@ -221,6 +223,7 @@ TrainResult Trainer::run() {
   for (int epoch = static_cast<int>(counters[0]); epoch < config_.epochs; ++epoch) {
     sampler.set_epoch(static_cast<std::uint64_t>(epoch));
     const std::size_t skipped_before = train_->skipped_samples() + test_skipped();
+    const std::uint64_t skipped_steps_before = engine_->skipped_steps();
     loader.start_epoch(sampler.indices(), steps * static_cast<std::size_t>(passes), static_cast<std::uint64_t>(epoch));
     (void)loader.take_wait_seconds();
     progress.begin_epoch(epoch + 1, config_.epochs, steps);
@@ -299,7 +302,14 @@ TrainResult Trainer::run() {
     double skipped = static_cast<double>(train_->skipped_samples() + test_skipped() - skipped_before);
     comm_.allreduce(&skipped, &skipped, 1, comm::DataType::f64, comm::ReduceOp::sum);
     rec.skipped_samples = static_cast<std::size_t>(skipped);
+    // The same on every rank: the averaged gradients are checked.
+    rec.skipped_steps = static_cast<std::size_t>(engine_->skipped_steps() - skipped_steps_before);
     progress.end_epoch(rec.seconds, rec.loss, rec.accuracy, rec.test_loss, rec.test_accuracy);
+    if (rec.skipped_steps > 0) {
+      progress.line(fmt::format("  skipped {} optimizer step{} this epoch: the fp16 gradients overflowed, and the loss "
+                                "scale was halved each time",
+                                rec.skipped_steps, rec.skipped_steps == 1 ? "" : "s"));
+    }
     if (rec.skipped_samples > 0) {
       progress.line(fmt::format("  skipped {} bad sample{} this epoch (the next good sample took each one's place)",
                                 rec.skipped_samples, rec.skipped_samples == 1 ? "" : "s"));

@@ -40,6 +40,7 @@ struct TrainResult {
   std::size_t steps_per_epoch = 0;
   std::string averaging;            // Engine::averaging()
   std::string execution;            // Engine::execution(): empty for the CPU engine
+  std::string precision;            // Engine::precision()
   std::string device;               // Engine::device()
 };
 

@@ -43,6 +43,13 @@ case $CASE in
   bad_dataset) expect_error 2 "unknown dataset" -- "$SCALELAB" train --dataset nosuch ;;
   batch_zero) expect_error 2 "batch-size 0" -- "$SCALELAB" train --batch-size 0 ;;
   bad_cuda_graphs) expect_error 2 "cuda-graphs sometimes: use on or off" -- "$SCALELAB" train --cuda-graphs sometimes ;;
+  bad_precision)
+    expect_error 2 "precision fp8: unknown precision; use fp32, tf32, bf16 or fp16" -- "$SCALELAB" train --precision fp8
+    # The CPU engine computes in float32 only: refused by name, for converge and scale too.
+    expect_error 2 "precision bf16: the CPU engine computes in float32 only; use fp32, or the cuda device for bf16" -- \
+        "$SCALELAB" train --precision bf16
+    expect_error 2 "precision fp16: the CPU engine computes in float32 only" -- "$SCALELAB" scale --precision fp16 --rank-counts 1
+    expect_error 2 "precision tf32: the CPU engine computes in float32 only" -- "$SCALELAB" converge --precision tf32 ;;
   missing_dataset) expect_error 2 "apt-get install dataset-fashion-mnist\|not found" -- \
       env -u SCALELAB_DATA_DIR "$SCALELAB" train --data-dir /nonexistent/fmnist ;;
   corrupt_idx)
