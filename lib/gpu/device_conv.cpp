@@ -18,6 +18,7 @@
 // falls back to the separate passes for good (at the first, uncaptured, forward).
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "gpu/cuda_check.h"
 #include "gpu/device_layers.h"
@@ -33,7 +34,8 @@ template <class T>
 class DeviceConv final : public DeviceLayer {
  public:
   DeviceConv(const ConvSpec& s, const ParamSlots& slots, std::size_t max_batch, DeviceContext& ctx)
-      : s_(s), slots_(slots), type_(cudnn_type(ctx.precision)), fused_(s.relu && slots.has_bias) {
+      : s_(s), slots_(slots), type_(cudnn_type(ctx.precision)), fused_(s.relu && slots.has_bias),
+        format_(s.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW) {
     try {
       cudnn_check(cudnnCreateTensorDescriptor(&x_), "cudnnCreateTensorDescriptor");
       cudnn_check(cudnnCreateTensorDescriptor(&y_), "cudnnCreateTensorDescriptor");
@@ -48,7 +50,9 @@ class DeviceConv final : public DeviceLayer {
                     "cudnnSetActivationDescriptor (ReLU)");
       }
       const int k = static_cast<int>(s.kernel), pad = static_cast<int>(s.pad), stride = static_cast<int>(s.stride);
-      cudnn_check(cudnnSetFilter4dDescriptor(w_, type_, CUDNN_TENSOR_NCHW, static_cast<int>(s.filters),
+      // NHWC takes the filter as (K, R, S, C) too (cuDNN refuses NHWC tensors with a KCRS filter
+      // for the data gradient): the layer keeps its own copy in that order (weights_for_forward).
+      cudnn_check(cudnnSetFilter4dDescriptor(w_, type_, format_, static_cast<int>(s.filters),
                                              static_cast<int>(s.in_c), k, k),
                   "cudnnSetFilter4dDescriptor (Conv2D weights)");
       cudnn_check(cudnnSetConvolution2dDescriptor(conv_, pad, pad, stride, stride, 1, 1, CUDNN_CROSS_CORRELATION,
@@ -60,6 +64,17 @@ class DeviceConv final : public DeviceLayer {
       out_w_ = (s.in_w + 2 * s.pad - s.kernel) / s.stride + 1;
       describe(max_batch);
       choose_algorithms(ctx.cudnn);
+      if (s.nhwc) {
+        krsc_.resize(weight_count(), "the NHWC convolution's filter");
+        krsc_grad_.resize(weight_count(), "the NHWC convolution's filter gradient");
+      }
+      if (s.nhwc && slots.has_bias) {
+        // NHWC's bias gradient: db += dY^T 1 over the n * Ho * Wo rows of channels (cuBLAS).
+        ones_.resize(max_batch * out_h_ * out_w_, "the NHWC convolution's bias-gradient ones");
+        std::vector<T> ones(max_batch * out_h_ * out_w_, T(1.0f));
+        cuda_check(cudaMemcpy(ones_.data(), ones.data(), ones.size() * sizeof(T), cudaMemcpyHostToDevice),
+                   "cudaMemcpy of the convolution's ones");
+      }
     } catch (...) {
       destroy();  // a descriptor call that failed half-way must not leak the others
       throw;
@@ -80,7 +95,7 @@ class DeviceConv final : public DeviceLayer {
     prepare(n, ctx);
     auto* y = static_cast<T*>(yv);
     const float one = 1.0f, zero = 0.0f;
-    const T* w = ctx.weights<T>(slots_.weight_offset);
+    const T* w = weights_for_forward(ctx);
     if (fused_) {
       // y = ReLU(conv(x) + alpha2 * z + b) with z = y and alpha2 = 0: y's previous contents (the
       // last forward's ReLU outputs, or DeviceModel's zeroed allocation) add nothing.
@@ -99,8 +114,9 @@ class DeviceConv final : public DeviceLayer {
     cudnn_check(cudnnConvolutionForward(ctx.cudnn, &one, x_, x, w_, w, conv_, fwd_, ctx.workspace, ctx.workspace_bytes,
                                         &zero, y_, y),
                 "cudnnConvolutionForward");
+    // NCHW: channel (i / (Ho * Wo)) % C; NHWC: i % C.
     bias_activation(y, slots_.has_bias ? ctx.weights<T>(slots_.bias_offset) : nullptr, n * s_.filters * out_h_ * out_w_,
-                    out_h_ * out_w_, s_.filters, s_.relu, ctx.stream);
+                    s_.nhwc ? 1 : out_h_ * out_w_, s_.filters, s_.relu, ctx.stream);
   }
 
   void backward(const void* x, const void* yv, void* dyv, void* dx, std::size_t n, DeviceContext& ctx) override {
@@ -110,10 +126,24 @@ class DeviceConv final : public DeviceLayer {
       relu_backward(static_cast<const T*>(yv), dy, dy, n * s_.filters * out_h_ * out_w_, ctx.stream);
     }
     const float one = 1.0f, zero = 0.0f;
-    if (slots_.has_bias) {
+    if (slots_.has_bias && !s_.nhwc) {
       conv_bias_grad(dy, ctx.grads + slots_.bias_offset, n, s_.filters, out_h_ * out_w_, ctx.stream);
+    } else if (slots_.has_bias) {
+      const float beta = 1.0f;
+      const int rows = static_cast<int>(n * out_h_ * out_w_), c = static_cast<int>(s_.filters);
+      // Column-major dY^T is (C x rows), times the ones (rows x 1), into the float32 bias gradient.
+      cublas_check(cublasGemmEx(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, c, 1, rows, &one, dy, cuda_type(ctx.precision), c,
+                                ones_.data(), cuda_type(ctx.precision), rows, &beta, ctx.grads + slots_.bias_offset,
+                                CUDA_R_32F, c, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmEx (NHWC convolution bias gradient)");
     }
-    if constexpr (sizeof(T) == sizeof(float)) {
+    if (s_.nhwc) {
+      cudnn_check(cudnnConvolutionBackwardFilter(ctx.cudnn, &one, x_, x, y_, dy, conv_, bwd_filter_, ctx.workspace,
+                                                 ctx.workspace_bytes, &zero, w_, krsc_grad_.data()),
+                  "cudnnConvolutionBackwardFilter");
+      add_krsc_gradient(krsc_grad_.data(), ctx.grads + slots_.weight_offset, s_.filters, s_.in_c, s_.kernel * s_.kernel,
+                        ctx.stream);
+    } else if constexpr (sizeof(T) == sizeof(float)) {
       cudnn_check(cudnnConvolutionBackwardFilter(ctx.cudnn, &one, x_, x, y_, dy, conv_, bwd_filter_, ctx.workspace,
                                                  ctx.workspace_bytes, &one, w_, ctx.grads + slots_.weight_offset),
                   "cudnnConvolutionBackwardFilter");
@@ -126,7 +156,8 @@ class DeviceConv final : public DeviceLayer {
       add_to_float(scratch, ctx.grads + slots_.weight_offset, weight_count(), ctx.stream);
     }
     if (dx == nullptr) return;
-    cudnn_check(cudnnConvolutionBackwardData(ctx.cudnn, &one, w_, ctx.weights<T>(slots_.weight_offset), y_, dy, conv_,
+    const T* w = s_.nhwc ? krsc_.data() : ctx.weights<T>(slots_.weight_offset);  // the forward's
+    cudnn_check(cudnnConvolutionBackwardData(ctx.cudnn, &one, w_, w, y_, dy, conv_,
                                              bwd_data_, ctx.workspace, ctx.workspace_bytes, &zero, x_, dx),
                 "cudnnConvolutionBackwardData");
   }
@@ -145,11 +176,19 @@ class DeviceConv final : public DeviceLayer {
   // (docs/performance.md). Its activation is ReLU only, so other convolutions keep our kernel.
   [[nodiscard]] bool fused_epilogue() const { return s_.relu && slots_.has_bias; }
   [[nodiscard]] std::size_t weight_count() const { return s_.filters * s_.in_c * s_.kernel * s_.kernel; }
+  // The filter this step's forward and backward read: lib/nn's (K, C, R, S) weights, or for NHWC
+  // their (K, R, S, C) copy, made here from the float32 values (enqueued, so a graph repeats it).
+  const T* weights_for_forward(const DeviceContext& ctx) {
+    if (!s_.nhwc) return ctx.weights<T>(slots_.weight_offset);
+    filter_to_krsc(ctx.values + slots_.weight_offset, krsc_.data(), s_.filters, s_.in_c, s_.kernel * s_.kernel,
+                   ctx.stream);
+    return krsc_.data();
+  }
   void describe(std::size_t n) {
-    cudnn_check(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, type_, static_cast<int>(n),
+    cudnn_check(cudnnSetTensor4dDescriptor(x_, format_, type_, static_cast<int>(n),
                                            static_cast<int>(s_.in_c), static_cast<int>(s_.in_h), static_cast<int>(s_.in_w)),
                 "cudnnSetTensor4dDescriptor (Conv2D input)");
-    cudnn_check(cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, type_, static_cast<int>(n),
+    cudnn_check(cudnnSetTensor4dDescriptor(y_, format_, type_, static_cast<int>(n),
                                            static_cast<int>(s_.filters), static_cast<int>(out_h_), static_cast<int>(out_w_)),
                 "cudnnSetTensor4dDescriptor (Conv2D output)");
     batch_ = n;
@@ -218,6 +257,9 @@ class DeviceConv final : public DeviceLayer {
   ParamSlots slots_;
   cudnnDataType_t type_;  // of the tensors and the filter (the convolution accumulates in float)
   bool fused_;            // fused_epilogue() and cuDNN has it for this configuration
+  cudnnTensorFormat_t format_;  // of the input and output tensors (ConvSpec::nhwc)
+  DeviceBuffer<T> ones_;  // NHWC with a bias: the bias gradient's ones
+  DeviceBuffer<T> krsc_, krsc_grad_;  // NHWC: the filter and its gradient as (K, R, S, C)
   std::size_t out_h_ = 0, out_w_ = 0, batch_ = 0, workspace_ = 0;
   cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr;
   cudnnFilterDescriptor_t w_ = nullptr;

@@ -104,8 +104,9 @@ class DeviceDense final : public DeviceLayer {
 template <class T>
 class DeviceMaxPool final : public DeviceLayer {
  public:
-  DeviceMaxPool(const nn::Shape& in, std::size_t pool, std::size_t stride, std::size_t max_batch, bool input_relu)
-      : input_relu_(input_relu), c_(in[0]), pool_(pool), stride_(stride), h_(in[1]), w_(in[2]),
+  DeviceMaxPool(const nn::Shape& in, std::size_t pool, std::size_t stride, std::size_t max_batch, bool input_relu,
+                bool nhwc_in)
+      : input_relu_(input_relu), nhwc_in_(nhwc_in), c_(in[0]), pool_(pool), stride_(stride), h_(in[1]), w_(in[2]),
         ho_((in[1] - pool) / stride + 1), wo_((in[2] - pool) / stride + 1),
         arg_(max_batch * in[0] * ((in[1] - pool) / stride + 1) * ((in[2] - pool) / stride + 1),
              "the MaxPooling2D argmax") {}
@@ -123,9 +124,10 @@ class DeviceMaxPool final : public DeviceLayer {
  private:
   [[nodiscard]] PoolGeometry geometry(std::size_t n) const {
     return {static_cast<int>(n * c_), static_cast<int>(h_), static_cast<int>(w_), static_cast<int>(pool_),
-            static_cast<int>(stride_), static_cast<int>(ho_), static_cast<int>(wo_)};
+            static_cast<int>(stride_), static_cast<int>(ho_), static_cast<int>(wo_), nhwc_in_, static_cast<int>(c_)};
   }
   bool input_relu_;  // the input's ReLU derivative is applied here (gpu/layer_kernels.h)
+  bool nhwc_in_;
   std::size_t c_, pool_, stride_, h_, w_, ho_, wo_;
   DeviceBuffer<std::int32_t> arg_;
 };
@@ -234,9 +236,9 @@ std::unique_ptr<DeviceLayer> make_device_dense(std::size_t inputs, std::size_t u
   });
 }
 std::unique_ptr<DeviceLayer> make_device_maxpool(const nn::Shape& in, std::size_t pool, std::size_t stride, bool input_relu,
-                                                 std::size_t max_batch, Precision precision) {
+                                                 std::size_t max_batch, Precision precision, bool nhwc_in) {
   return with_element(precision, [&](auto zero) -> std::unique_ptr<DeviceLayer> {
-    return std::make_unique<DeviceMaxPool<decltype(zero)>>(in, pool, stride, max_batch, input_relu);
+    return std::make_unique<DeviceMaxPool<decltype(zero)>>(in, pool, stride, max_batch, input_relu, nhwc_in);
   });
 }
 std::unique_ptr<DeviceLayer> make_device_relu(const nn::Shape& in, Precision precision) {

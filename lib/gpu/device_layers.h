@@ -110,6 +110,10 @@ struct ConvSpec {
   // relu and the next layer is a max-pool that applies the ReLU's derivative to the gradient it
   // hands back: backward skips its own pass over the output for it.
   bool relu_applied_downstream = false;
+  // Input and output NHWC (channels innermost), the layout cuDNN's tensor-core kernels work in, so
+  // that it converts neither; DeviceModel chooses it in bf16 and fp16 for chains of convolutions
+  // that end in a max-pool (gpu/device_model.cpp). The weights stay as lib/nn lays them out.
+  bool nhwc = false;
 };
 
 // cuDNN chooses the algorithms for max_batch in the constructor (ctx's handle and stream); the
@@ -124,9 +128,10 @@ struct ConvSpec {
 // input_relu: the input is the output of a Conv2D built with relu_applied_downstream, whose ReLU
 // derivative this layer's backward applies (gpu/layer_kernels.h, maxpool_backward), as the host
 // model's MaxPool2D does (nn::Model's fusion: MaxPool2D::applies_relu_mask).
+// nhwc_in: the input is NHWC (the output is NCHW either way; gpu/layer_kernels.h, nhwc_pool_fits).
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_maxpool(const nn::Shape& in, std::size_t pool, std::size_t stride,
                                                                bool input_relu, std::size_t max_batch,
-                                                               Precision precision);
+                                                               Precision precision, bool nhwc_in = false);
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_relu(const nn::Shape& in, Precision precision);
 // rng: the layer's own stream, as nn::Model::reseed gives nn::Dropout (same keys, same masks).
 [[nodiscard]] std::unique_ptr<DeviceLayer> make_device_dropout(const nn::Shape& in, float rate, const Rng& rng,

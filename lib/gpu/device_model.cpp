@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "gpu/cuda_check.h"
+#include "gpu/layer_kernels.h"
 #include "gpu/precision_kernels.h"
 #include "nn/batch_norm.h"
 #include "nn/conv2d.h"
@@ -57,6 +58,7 @@ struct HostLayer {
   DeviceContext& ctx;
   Rng rng;
   const nn::Layer* next;  // the host layer after this one (null for the last)
+  bool nhwc;              // Conv2D: NHWC input and output; MaxPooling2D: NHWC input (plan_nhwc)
 
   [[nodiscard]] ParamSlots take(const nn::Layer& l) const { return take_slots(params, next_param, l, where); }
   [[nodiscard]] NormSpec norm(const nn::BatchNorm& bn, const nn::Shape& shape) const {
@@ -91,6 +93,7 @@ std::unique_ptr<DeviceLayer> conv(const HostLayer& h) {
   const auto& c = static_cast<const nn::Conv2D&>(h.layer);
   ConvSpec spec = conv_spec(c, h.in);
   spec.relu_applied_downstream = pool_applies_relu_mask(h.next);
+  spec.nhwc = h.nhwc;
   return make_device_conv(spec, h.take(c), h.max_batch, h.ctx);
 }
 std::unique_ptr<DeviceLayer> dense(const HostLayer& h) {
@@ -104,7 +107,8 @@ std::unique_ptr<DeviceLayer> maxpool(const HostLayer& h) {
                     std::string(precision_name(h.ctx.precision)) + ": the " + h.where +
                         " layer's windows overlap, which the CUDA engine pools in float32 only; use fp32 or tf32");
   }
-  return make_device_maxpool(h.in, pool.pool(), pool.stride(), pool.applies_relu_mask(), h.max_batch, h.ctx.precision);
+  return make_device_maxpool(h.in, pool.pool(), pool.stride(), pool.applies_relu_mask(), h.max_batch, h.ctx.precision,
+                             h.nhwc);
 }
 std::unique_ptr<DeviceLayer> dropout(const HostLayer& h) {
   return make_device_dropout(h.in, static_cast<const nn::Dropout&>(h.layer).rate(), h.rng, h.ctx.precision);
@@ -132,6 +136,42 @@ std::unique_ptr<DeviceLayer> residual_block(const HostLayer& h) {
     s.shortcut_bn = h.norm(b.shortcut_bn(), h.out);
   }
   return make_device_residual_block(s, h.max_batch, h.ctx);
+}
+
+// Which layers work in NHWC (gpu/device_layers.h, ConvSpec::nhwc), in bf16 and fp16 only (where
+// cuDNN's tensor-core kernels would otherwise convert every NCHW tensor there and back): each run
+// of convolutions that starts on a one-channel input (the same bytes in either layout) and ends in
+// a max-pool that can read NHWC (stride == pool, whole windows, a tile in shared memory), which
+// hands NCHW on. Everything else stays NCHW, as lib/nn.
+std::vector<char> plan_nhwc(nn::Model& host, Precision precision) {
+  const std::size_t layers = host.layer_count();
+  std::vector<char> nhwc(layers, 0);
+  if (!half_storage(precision)) return nhwc;
+  std::vector<nn::Shape> in(layers);
+  nn::Shape s = host.input_shape();
+  for (std::size_t i = 0; i < layers; ++i) {
+    in[i] = s;
+    s = host.layer(i).output_shape(s);
+  }
+  std::size_t i = 0;
+  while (i < layers) {
+    if (host.layer(i).type() != "Conv2D" || in[i].rank() != 3 || in[i][0] != 1) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < layers && host.layer(j).type() == "Conv2D") ++j;
+    if (j < layers && host.layer(j).type() == "MaxPooling2D") {
+      const auto& pool = static_cast<const nn::MaxPool2D&>(host.layer(j));
+      const nn::Shape& p = in[j];
+      if (nhwc_pool_fits(static_cast<int>(p[1]), static_cast<int>(p[2]), static_cast<int>(p[0]),
+                         static_cast<int>(pool.pool()), static_cast<int>(pool.stride()), activation_bytes(precision))) {
+        for (std::size_t k = i; k <= j; ++k) nhwc[k] = 1;
+      }
+    }
+    i = j + 1;
+  }
+  return nhwc;
 }
 
 struct Registration {
@@ -225,6 +265,7 @@ void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_s
   nn::Shape in = input_shape_;
   std::size_t largest = 0, workspace = 0;
   bool seen_compute = false;
+  const std::vector<char> nhwc = plan_nhwc(host, ctx_.precision);
   for (std::size_t i = 0; i < host.layer_count(); ++i) {
     nn::Layer& l = host.layer(i);
     const nn::Shape out = l.output_shape(in);
@@ -243,7 +284,7 @@ void DeviceModel::build(nn::Model& host, std::uint64_t seed, std::uint64_t rng_s
     }
     std::unique_ptr<DeviceLayer> d = r->make(
         HostLayer{l, in, out, params, next_param, where, max_batch_, ctx_, Rng(nn::Model::layer_seed(seed, i), rng_stream),
-                  i + 1 < host.layer_count() ? &host.layer(i + 1) : nullptr});
+                  i + 1 < host.layer_count() ? &host.layer(i + 1) : nullptr, nhwc[i] != 0});
     workspace = std::max(workspace, d->workspace_bytes());
     if (!d->aliases_input() && !seen_compute) {
       first_compute_ = i;

@@ -101,6 +101,83 @@ __global__ void maxpool_backward_scatter_kernel(const T* dy, const T* y, const s
   }
 }
 
+// Windows that tile the input exactly (stride == pool, h and w multiples of it), NCHW: one thread
+// per window writes its pool x pool inputs (the window's gradient at its maximum, 0 elsewhere).
+template <class T>
+__global__ void maxpool_backward_window_kernel(const T* dy, const T* y, const std::int32_t* arg, T* dx, PoolGeometry g,
+                                               bool input_relu) {
+  const unsigned total = unsigned(g.planes) * g.ho * g.wo;
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    const unsigned ow = i % g.wo, oh = (i / g.wo) % g.ho, plane = i / (g.wo * g.ho);
+    const bool pass = !input_relu || to_float(y[i]) > 0.0f;
+    const T v = dy[i], zero = from_float<T>(0.0f);
+    const int a = arg[i];
+    T* base = dx + std::size_t(plane) * g.h * g.w;
+    for (int r = 0; r < g.pool; ++r) {
+      for (int c = 0; c < g.pool; ++c) {
+        const int at = (int(oh) * g.pool + r) * g.w + int(ow) * g.pool + c;
+        base[at] = pass && at == a ? v : zero;
+      }
+    }
+  }
+}
+
+// NHWC input, NCHW output (stride == pool, exact tiling): block (oh, n) loads the `pool` input
+// rows of its output row, pool * w * channels contiguous elements, into shared memory (coalesced),
+// then each thread takes outputs (c, ow) with ow fastest, so the NCHW writes come in runs of wo.
+template <class T>
+__global__ void maxpool_forward_nhwc_kernel(const T* x, T* y, std::int32_t* arg, PoolGeometry g) {
+  extern __shared__ unsigned char tile_bytes[];
+  T* tile = reinterpret_cast<T*>(tile_bytes);
+  const int oh = blockIdx.x, n = blockIdx.y, C = g.channels;
+  const int rows = g.pool * g.w * C;
+  const T* src = x + (std::size_t(n) * g.h + std::size_t(oh) * g.pool) * g.w * C;
+  for (int i = threadIdx.x; i < rows; i += blockDim.x) tile[i] = src[i];
+  __syncthreads();
+  for (int t = threadIdx.x; t < C * g.wo; t += blockDim.x) {
+    const int ow = t % g.wo, c = t / g.wo;
+    int best = 0;  // (r, q) as r * pool + q; the first maximum, row by row, as on the CPU
+    float m = to_float(tile[(ow * g.pool) * C + c]);
+    for (int r = 0; r < g.pool; ++r) {
+      for (int q = 0; q < g.pool; ++q) {
+        const float v = to_float(tile[(r * g.w + ow * g.pool + q) * C + c]);
+        if (v > m) {
+          m = v;
+          best = r * g.pool + q;
+        }
+      }
+    }
+    const int r = best / g.pool, q = best % g.pool;
+    const std::size_t o = ((std::size_t(n) * C + c) * g.ho + oh) * g.wo + ow;
+    y[o] = tile[(r * g.w + ow * g.pool + q) * C + c];
+    arg[o] = (oh * g.pool + r) * g.w + ow * g.pool + q;  // within the input plane, as the NCHW kernel
+  }
+}
+
+// Its backward: block (oh, n) zeroes a shared tile of the pool rows, each thread puts its window's
+// gradient at the window's maximum, then the tile is written out whole (coalesced NHWC).
+template <class T>
+__global__ void maxpool_backward_nhwc_kernel(const T* dy, const T* y, const std::int32_t* arg, T* dx, PoolGeometry g,
+                                             bool input_relu) {
+  extern __shared__ unsigned char tile_bytes[];
+  T* tile = reinterpret_cast<T*>(tile_bytes);
+  const int oh = blockIdx.x, n = blockIdx.y, C = g.channels;
+  const int rows = g.pool * g.w * C;
+  for (int i = threadIdx.x; i < rows; i += blockDim.x) tile[i] = from_float<T>(0.0f);
+  __syncthreads();
+  for (int t = threadIdx.x; t < C * g.wo; t += blockDim.x) {
+    const int ow = t % g.wo, c = t / g.wo;
+    const std::size_t o = ((std::size_t(n) * C + c) * g.ho + oh) * g.wo + ow;
+    if (input_relu && !(to_float(y[o]) > 0.0f)) continue;
+    const int at = arg[o];
+    const int r = at / g.w - oh * g.pool, col = at % g.w;
+    tile[(r * g.w + col) * C + c] = dy[o];
+  }
+  __syncthreads();
+  T* dst = dx + (std::size_t(n) * g.h + std::size_t(oh) * g.pool) * g.w * C;
+  for (int i = threadIdx.x; i < rows; i += blockDim.x) dst[i] = tile[i];
+}
+
 // Windows that do not overlap (stride >= pool): every input element written once, by a thread of
 // its own, with its window's gradient if it is that window's maximum and 0 otherwise. No zeroing
 // pass and no atomics.
@@ -244,10 +321,29 @@ void add_into(float* y, const float* x, std::size_t n, cudaStream_t stream) {
   check_launch("the gradient sum");
 }
 
+bool nhwc_pool_fits(int h, int w, int channels, int pool, int stride, std::size_t element_bytes) {
+  return pool > 0 && stride == pool && h % pool == 0 && w % pool == 0 &&
+         std::size_t(pool) * w * channels * element_bytes <= 48 * 1024;
+}
+
+namespace {
+dim3 nhwc_pool_grid(const PoolGeometry& g) {
+  return dim3(static_cast<unsigned>(g.ho), static_cast<unsigned>(g.planes / g.channels));
+}
+std::size_t nhwc_tile_bytes(const PoolGeometry& g, std::size_t element) {
+  return std::size_t(g.pool) * g.w * g.channels * element;
+}
+}  // namespace
+
 template <class T>
 void maxpool_forward(const T* x, T* y, std::int32_t* arg, const PoolGeometry& g, cudaStream_t stream) {
   const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
   if (total == 0) return;
+  if (g.nhwc_in) {
+    maxpool_forward_nhwc_kernel<T><<<nhwc_pool_grid(g), kThreads, nhwc_tile_bytes(g, sizeof(T)), stream>>>(x, y, arg, g);
+    check_launch("maxpool_forward (NHWC input)");
+    return;
+  }
   maxpool_forward_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(x, y, arg, g);
   check_launch("maxpool_forward");
 }
@@ -255,6 +351,20 @@ void maxpool_forward(const T* x, T* y, std::int32_t* arg, const PoolGeometry& g,
 template <class T>
 void maxpool_backward(const T* dy, const T* y, const std::int32_t* arg, T* dx, const PoolGeometry& g, bool input_relu,
                       cudaStream_t stream) {
+  if (g.nhwc_in) {
+    maxpool_backward_nhwc_kernel<T><<<nhwc_pool_grid(g), kThreads, nhwc_tile_bytes(g, sizeof(T)), stream>>>(
+        dy, y, arg, dx, g, input_relu);
+    check_launch("maxpool_backward (NHWC input)");
+    return;
+  }
+  if (g.stride == g.pool && g.h == g.ho * g.pool && g.w == g.wo * g.pool &&
+      std::size_t(g.planes) * g.ho * g.wo < (std::size_t{1} << 31)) {
+    const std::size_t total = std::size_t(g.planes) * g.ho * g.wo;
+    if (total == 0) return;
+    maxpool_backward_window_kernel<T><<<blocks_for(total), kThreads, 0, stream>>>(dy, y, arg, dx, g, input_relu);
+    check_launch("maxpool_backward");
+    return;
+  }
   if (g.stride >= g.pool) {
     const std::size_t total = std::size_t(g.planes) * g.h * g.w;
     if (total == 0) return;

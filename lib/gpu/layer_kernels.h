@@ -38,7 +38,14 @@ void add_into(float* y, const float* x, std::size_t n, cudaStream_t stream);
 
 struct PoolGeometry {
   int planes, h, w, pool, stride, ho, wo;  // planes = batch * channels
+  // The input is NHWC (channels innermost) rather than NCHW; the output is NCHW either way. Needs
+  // stride == pool, h and w multiples of it (nhwc_pool_fits); channels = planes / batch.
+  bool nhwc_in = false;
+  int channels = 1;
 };
+// Whether an NHWC-input pool of these sizes runs here: windows that tile the input exactly, and one
+// tile of `pool` input rows (pool * w * channels elements of `element_bytes`) in a block's shared memory.
+[[nodiscard]] bool nhwc_pool_fits(int h, int w, int channels, int pool, int stride, std::size_t element_bytes);
 // Max over each window; arg receives the winning index within the input plane (ties: the first,
 // as nn::MaxPool2D and PyTorch).
 template <class T>

@@ -22,6 +22,14 @@ void cast_to_float(const T* x, float* y, std::size_t n, cudaStream_t stream);
 template <class T>
 void add_to_float(const T* x, float* y, std::size_t n, cudaStream_t stream);
 
+// An NHWC convolution's filter (gpu/device_layers.h, ConvSpec::nhwc) in cuDNN's NHWC filter layout
+// (K, R, S, C), from lib/nn's (K, C, R, S) float32 weights, rounded to T; and its weight gradient
+// back, ADDED into the float32 gradients in lib/nn's layout. rs = R * S.
+template <class T>
+void filter_to_krsc(const float* kcrs, T* krsc, std::size_t k, std::size_t c, std::size_t rs, cudaStream_t stream);
+template <class T>
+void add_krsc_gradient(const T* krsc, float* kcrs, std::size_t k, std::size_t c, std::size_t rs, cudaStream_t stream);
+
 // Dynamic loss scaling's device state: the scale the loss gradient is multiplied by, the steps
 // since it last changed without an overflow, and the steps skipped so far.
 struct LossScaleState {
