@@ -15,7 +15,9 @@
 // configurations, CUDNN_TENSOR_OP_MATH); the weight gradient goes to 16-bit scratch and is added
 // into the float32 gradients, the bias gradient is summed in float32 from the 16-bit output
 // gradient. Should cuDNN refuse the fused bias + ReLU call for a 16-bit configuration, the layer
-// falls back to the separate passes for good (at the first, uncaptured, forward).
+// falls back to the separate passes for good (at the first, uncaptured, forward). On an H200 the
+// fused call ran in bf16 with NCHW tensors (no bias pass among the kernels ncu timed); whether it
+// runs with NHWC tensors, or this fallback took over there, was not observed.
 #include <algorithm>
 #include <string>
 #include <vector>
