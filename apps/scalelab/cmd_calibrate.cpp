@@ -28,6 +28,7 @@
 #include "load_report.h"
 #include "model/calibrate.h"
 #include "model/profile.h"
+#include "sim/cpu_rate_rounds.h"
 #include "sim/cpu_rates.h"
 
 namespace scalelab::cli {
@@ -89,24 +90,39 @@ int cmd_calibrate(const Args& args) {
   const LoadReport load;  // did every rank get its core while it measured (load_report.h)
   model::Profile prof = model::calibrate(*comm, o);
   o.beat();
-  if (comm->rank() == 0) {
-    // The nn engine's layers on one thread, while rank 1 waits quietly: "this machine" for the simulator.
-    prof.compute = sim::to_compute_rates(sim::measure_cpu_rates({.quick = o.quick}));
-  }
-  quiet_barrier();
-  o.beat();
-  if (prof.shm_sync_s > 0) {
-    // The same layers with both ranks computing at once, as the ranks of a node train: they share
-    // the caches and the memory bandwidth. The slower rank's rate per kind. Only when the two
-    // ranks are on one node (every rank knows: the flag round is measured there alone).
-    sim::CpuRates shared = sim::measure_cpu_rates({.quick = o.quick});
-    std::vector<double> mine(shared.rate.begin(), shared.rate.end()), slowest(mine.size());
-    comm->allreduce(mine.data(), slowest.data(), mine.size(), comm::DataType::f64, comm::ReduceOp::min);
-    std::copy(slowest.begin(), slowest.end(), shared.rate.begin());
-    if (comm->rank() == 0) prof.compute_shared = sim::to_compute_rates(shared);
+  // The nn engine's layers on one thread, while rank 1 waits quietly: "this machine" for the
+  // simulator. Then the same layers with both ranks computing at once, as the ranks of a node
+  // train: they share the caches and the memory bandwidth, and each figure is the slowest rank's,
+  // since a training step waits for that rank. Only when the two ranks are on one node (every
+  // rank knows: the flag round is measured there alone).
+  // In rounds, alone and together by turns (sim/cpu_rate_rounds.h): a machine whose speed changes
+  // from minute to minute is timed in more than one of its states, and each together-timing is
+  // compared with the alone-timing beside it.
+  const bool together = prof.shm_sync_s > 0;
+  // Five rounds of five timings per figure (one round of three with --quick): about as long as
+  // one round of nine alone and together, with the two timings of a pair seconds apart.
+  const int rounds = o.quick ? 1 : 5;
+  const sim::CpuRateOptions rate_options{.quick = o.quick, .repeats = o.quick ? 0 : 5};
+  std::vector<sim::CpuRates> alone, shared;
+  for (int round = 0; round < rounds; ++round) {
+    if (comm->rank() == 0) alone.push_back(sim::measure_cpu_rates(rate_options));
     quiet_barrier();
     o.beat();
-  } else {
+    if (!together) continue;
+    sim::CpuRates both = sim::measure_cpu_rates(rate_options);
+    const std::vector<double> mine = sim::speeds(both);
+    std::vector<double> slowest(mine.size());
+    comm->allreduce(mine.data(), slowest.data(), mine.size(), comm::DataType::f64, comm::ReduceOp::min);
+    sim::set_speeds(both, slowest);
+    shared.push_back(std::move(both));
+    quiet_barrier();
+    o.beat();
+  }
+  if (comm->rank() == 0) {
+    prof.compute = sim::to_compute_rates(sim::median_rates(alone));
+    if (together) prof.compute_shared = sim::to_compute_rates(sim::shared_from_rounds(alone, shared));
+  }
+  if (!together) {
     prof.compute_shared.reason = "the calibration's ranks were on different nodes, which share no caches or memory";
   }
   const bool force = vm->count("force") > 0;
@@ -175,6 +191,30 @@ int cmd_calibrate(const Args& args) {
       std::printf("# the same with %d ranks computing at once (each): %s\n", comm->size(), summary(sh).c_str());
     } else {
       std::printf("# not timed with the ranks computing at once: %s\n", sh.reason.c_str());
+    }
+    // The rounds, one or two figures each: how steady the machine was while it was timed.
+    const auto rounds_line = [](const std::vector<sim::CpuRates>& rs, const char* what) {
+      std::string conv, fused;
+      for (const sim::CpuRates& r : rs) {
+        char one[32];
+        std::snprintf(one, sizeof one, "%s%.1f", conv.empty() ? "" : ", ", r.rate[static_cast<std::size_t>(sim::LayerKind::conv)] * 1e-9);
+        conv += one;
+        if (!r.fused.empty()) {
+          std::snprintf(one, sizeof one, "%s%.3f", fused.empty() ? "" : ", ", r.fused.front().seconds_per_sample * 1e3);
+          fused += one;
+        }
+      }
+      std::printf("# %zu rounds %s: conv %s GFLOP/s%s\n", rs.size(), what, conv.c_str(),
+                  fused.empty() ? "" : ("; the first fused run " + fused + " ms per image").c_str());
+    };
+    if (alone.size() > 1) {
+      rounds_line(alone, "alone (the profile keeps each figure's median)");
+      if (!shared.empty()) rounds_line(shared, "together (the slowest rank's)");
+      if (const double apart = sim::spread(alone, sim::LayerKind::conv); apart > 0.10) {
+        std::printf("# this machine's speed changed while it was timed: the conv rate of the rounds %.0f%% apart; predictions "
+                    "for this machine are no surer than that\n",
+                    100 * apart);
+      }
     }
     // schema_version 2 adds the profile's "gpu" section, 3 its "working_set" table, 4 its
     // "compute" rates; older profiles still load.

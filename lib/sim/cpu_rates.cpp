@@ -136,7 +136,7 @@ CpuRates measure_cpu_rates(const CpuRateOptions& o) {
   const ThreadsGuard guard;
   nn::set_compute_threads(1);
   const auto batch = static_cast<std::size_t>(o.batch);
-  const int repeats = o.quick ? 3 : 9;
+  const int repeats = o.repeats > 0 ? o.repeats : (o.quick ? 3 : 9);
   using nn::Shape;
 
   // The cnn model's layers at its shapes (nn/model.h): 1x28x28 -> Conv2D 32 -> Conv2D 64 ->

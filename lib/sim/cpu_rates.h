@@ -56,6 +56,7 @@ struct CpuRates {
 
 struct CpuRateOptions {
   bool quick = false;  // fewer repetitions (tests, calibrate --quick)
+  int repeats = 0;     // timings per figure (their median); 0: 3 when quick, else 9
   int batch = 32;      // images per timed call
 };
 
