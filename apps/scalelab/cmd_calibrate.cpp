@@ -99,8 +99,9 @@ int cmd_calibrate(const Args& args) {
   // from minute to minute is timed in more than one of its states, and each together-timing is
   // compared with the alone-timing beside it.
   const bool together = prof.shm_sync_s > 0;
-  // Five rounds of five timings per figure (one round of three with --quick): about as long as
-  // one round of nine alone and together, with the two timings of a pair seconds apart.
+  // Five rounds of five timings per figure (one round of three with --quick), the two timings of
+  // a pair seconds apart: 25 timings of each figure alone and 25 together, where one round of
+  // nine each took a third as long (the whole calibration: 70-85 s on a 2-core VM).
   const int rounds = o.quick ? 1 : 5;
   const sim::CpuRateOptions rate_options{.quick = o.quick, .repeats = o.quick ? 0 : 5};
   std::vector<sim::CpuRates> alone, shared;
