@@ -2,9 +2,7 @@
 #include "sim/cpu_rate_rounds.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
-#include <functional>
 #include <string>
 
 #include "core/error.h"

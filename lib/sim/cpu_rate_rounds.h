@@ -2,7 +2,7 @@
 // `scalelab calibrate` times the layers in rounds, alternately on one rank alone and on every
 // rank of the node at once, because a machine's speed can change from one minute to the next (a
 // VM whose host moves or shares its cores: on one such 2-core VM the cnn's fused convolutions took
-// 0.75-0.80 ms per image in some minutes and 0.98-1.08 ms in others, alone or not), and one
+// 0.75-0.80 ms per image in some minutes and 0.95-1.35 ms in others, alone or not), and one
 // timing of each catches one state only.
 //   - median_rates: every figure's median over the rounds.
 //   - shared_from_rounds: the rates with every rank computing, as the median alone times the
