@@ -230,11 +230,19 @@ int cmd_scale(const Args& args) {
     }
   }
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i].ips = median(ips_runs[i]);
+  // How far a rank count's runs lie apart: half their range over their median, in percent. A
+  // prediction's error inside it is as close as the measurement repeats itself.
+  const auto spread_pct = [&](std::size_t i) {
+    const auto [lo, hi] = std::minmax_element(ips_runs[i].begin(), ips_runs[i].end());
+    return 50.0 * (*hi - *lo) / rows[i].ips;
+  };
+  const bool repeated = parsed->repeat > 1;
 
   const Row& base = rows.front();
   std::vector<report::Column> columns{{"ranks", "", 6},     {"global batch", "", 12}, {"images/sec", "", 11},
                                       {"speed-up", "", 9},  {"efficiency", "", 10},   {"test acc", "", 9},
                                       {"peak RSS", "(MiB)", 9}, {"load", "", 6}};
+  if (repeated) columns.insert(columns.begin() + 3, {"runs", "(+/-)", 7});
   if (predicted) {
     columns.push_back({"predicted", "(img/s)", 11});
     columns.push_back({"error", "", 8});
@@ -263,9 +271,11 @@ int cmd_scale(const Args& args) {
                                    report::fixed(speedup, 2) + "x", report::fixed(efficiency * 100, 1) + "%",
                                    r.test_accuracy < 0 ? "-" : report::fixed(r.test_accuracy, 4),
                                    report::fixed(r.peak_rss_mib, 0), report::fixed(r.load_average, 1)};
+    const auto index = static_cast<std::size_t>(&r - rows.data());
+    if (repeated) cells.insert(cells.begin() + 3, report::fixed(spread_pct(index), 1) + "%");
     nlohmann::json forecast = nullptr;
     if (predicted) {
-      const sim::ScalingRow& p = predicted->rows[static_cast<std::size_t>(&r - rows.data())];
+      const sim::ScalingRow& p = predicted->rows[index];
       const double error_pct = 100.0 * (p.step.samples_per_s - r.ips) / r.ips;
       cells.insert(cells.end(), {report::fixed(p.step.samples_per_s, 1), report::fixed(error_pct, 1) + "%",
                                  report::fixed(p.scaling_efficiency * 100, 1) + "%"});
@@ -281,7 +291,8 @@ int cmd_scale(const Args& args) {
                            {"efficiency", efficiency},
                            {"test_accuracy", r.test_accuracy < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.test_accuracy)},
                            {"peak_rss_mib", r.peak_rss_mib},
-                           {"images_per_second_runs", ips_runs[static_cast<std::size_t>(&r - rows.data())]},
+                           {"images_per_second_runs", ips_runs[index]},
+                           {"images_per_second_spread_pct", spread_pct(index)},
                            {"load_average", r.load_average},
                            {"load_verdict", r.load_warning.empty() ? "quiet" : "contended"},
                            {"seconds", r.seconds},
@@ -316,6 +327,10 @@ int cmd_scale(const Args& args) {
   if (predicted) {
     std::cout << "# predicted by the step model (docs/simulator.md) from " << predicted->machine
               << "; error = (predicted - measured) / measured\n";
+  }
+  if (repeated) {
+    std::cout << "# runs (+/-): half the range of the " << parsed->repeat << " runs' images/sec over their median"
+              << (predicted ? "; an error within it is within how well the measurement repeats\n" : "\n");
   }
   // One line for the whole table: the run whose rank got the least of its core.
   std::string load_warning;

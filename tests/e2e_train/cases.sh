@@ -311,7 +311,19 @@ case $CASE in
     [ -f s/scaling.dat ] && [ -f s/scaling.gp ] || fail "chart data"
     # The training options given reach every run as given (here --max-steps and --bucket-cap).
     json scale.json "'--max-steps' in d['train_args'] and '--bucket-cap' in d['train_args']" | grep -q True \
-        || fail "train options passed on" ;;
+        || fail "train options passed on"
+    # One run per rank count: no spread, and no runs column.
+    json scale.json "all(r['images_per_second_spread_pct'] == 0 for r in d['rows'])" | grep -q True || fail "spread of one run"
+    ! grep -q "(+/-)" out.txt || fail "a runs column with one run" ;;
+  scale_repeat)
+    # With --repeat 2 each row says how far its runs lie apart: half their range over the median.
+    "$SCALELAB" scale --rank-counts 1,2 --repeat 2 --dataset synthetic --model mlp --max-steps 20 --batch-size 64 --no-eval \
+        --out s --json scale.json > out.txt 2>&1 || { cat out.txt; fail "scale --repeat 2"; }
+    cat out.txt
+    grep -q "(+/-)" out.txt || fail "no runs column"
+    grep -q "^# runs (+/-): half the range of the 2 runs" out.txt || fail "no legend of the runs column"
+    json scale.json "all(len(r['images_per_second_runs']) == 2 and abs(r['images_per_second_spread_pct'] - 50 * (max(r['images_per_second_runs']) - min(r['images_per_second_runs'])) / r['images_per_second']) < 1e-9 for r in d['rows'])" \
+        | grep -q True || fail "spread not half the runs' range over the median" ;;
   lab_bad_input)
     # The lab's output places are checked before its first step; stray words are refused.
     expect_error 2 "^error: lab1: --out /proc/x: cannot create the folder" -- "$LAB1" --out /proc/x
