@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 
 namespace scalelab::nn {
 namespace {
@@ -112,6 +113,77 @@ void col2im_narrow(const ConvGeometry& g, std::size_t batch, const float* cols, 
     }
 }
 
+#elif defined(__AVX2__)
+constexpr std::size_t kNarrowMaxKernel = 16;  // kernel widths col2im_narrow takes
+
+// Lanes [0, n) of 8 as an AVX mask (all bits set), n may be negative or above 8.
+inline __m256i lanes_below(long n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::clamp(n, 0L, 8L))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// col2im_narrow with AVX2, rows of at most 32 floats as four vectors: the input columns
+// [8v, 8v + 8) of a kernel column kj read output columns 8v + pad - kj + lane, loaded from the
+// column row with a masked load that zeroes the lanes outside [0, wo) (a masked load, unlike a
+// masked store, costs about what a plain one does). The same additions in the same order as the
+// general loop, so the same to the last bit. Rows are stored whole where the last vector's lanes
+// past the row land in rows this plane writes later; the plane's last rows through a buffer.
+void col2im_narrow(const ConvGeometry& g, std::size_t batch, const float* cols, float* in, const float* relu_out) {
+  const std::size_t ho = g.out_h(), wo = g.out_w(), plane = ho * wo, ncols = batch * plane;
+  const std::size_t w = g.width, kh = g.kernel_h, kw = g.kernel_w, vectors = (w + 7) / 8;
+  struct Shift {
+    long from[4];      // where vector v's lanes start in the column row (may be negative)
+    __m256i keep[4];   // lanes whose output column lies in [0, wo)
+  };
+  std::array<Shift, kNarrowMaxKernel> shifts;  // on the stack: this runs every step, and allocates nothing
+  for (std::size_t kj = 0; kj < kw; ++kj)
+    for (std::size_t v = 0; v < vectors; ++v) {
+      const long from = static_cast<long>(8 * v + g.pad) - static_cast<long>(kj);
+      shifts[kj].from[v] = from;
+      // lane l is kept where 0 <= from + l < wo and 8v + l < w
+      const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+      const __m256i col = _mm256_add_epi32(lanes, _mm256_set1_epi32(static_cast<int>(from)));
+      const __m256i inside = _mm256_and_si256(_mm256_cmpgt_epi32(col, _mm256_set1_epi32(-1)),
+                                              _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(wo)), col));
+      shifts[kj].keep[v] = _mm256_and_si256(inside, lanes_below(static_cast<long>(w) - static_cast<long>(8 * v)));
+    }
+  const std::size_t hw = g.height * w;
+  for (std::size_t n = 0; n < batch; ++n)
+    for (std::size_t c = 0; c < g.channels; ++c) {
+      float* dst = in + (n * g.channels + c) * hw;
+      const float* mask = relu_out == nullptr ? nullptr : relu_out + (n * g.channels + c) * hw;
+      const float* rows = cols + c * kh * kw * ncols + n * plane;
+      for (std::size_t ih = 0; ih < g.height; ++ih) {
+        __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+        for (std::size_t ki = 0; ki < kh; ++ki) {
+          const long oh = static_cast<long>(ih + g.pad) - static_cast<long>(ki);
+          if (oh < 0 || oh >= static_cast<long>(ho)) continue;
+          const float* src = rows + ki * kw * ncols + static_cast<std::size_t>(oh) * wo;
+          for (std::size_t kj = 0; kj < kw; ++kj, src += ncols) {
+            const Shift& sh = shifts[kj];
+            for (std::size_t v = 0; v < vectors; ++v) {
+              // The address of lane 0 may lie before the row; masked lanes are not read.
+              const auto at = reinterpret_cast<const float*>(reinterpret_cast<std::uintptr_t>(src) +
+                                                             static_cast<std::uintptr_t>(sh.from[v] * 4));
+              a[v] = _mm256_add_ps(a[v], _mm256_maskload_ps(at, sh.keep[v]));
+            }
+          }
+        }
+        float* row = dst + ih * w;
+        if (mask != nullptr)
+          for (std::size_t v = 0; v < vectors; ++v) {
+            const __m256 m = _mm256_maskload_ps(mask + ih * w + 8 * v, lanes_below(static_cast<long>(w - 8 * v)));
+            a[v] = _mm256_and_ps(a[v], _mm256_cmp_ps(m, _mm256_setzero_ps(), _CMP_GT_OQ));
+          }
+        if (ih * w + 8 * vectors <= hw) {
+          for (std::size_t v = 0; v < vectors; ++v) _mm256_storeu_ps(row + 8 * v, a[v]);
+        } else {
+          alignas(32) float buf[32];
+          for (std::size_t v = 0; v < vectors; ++v) _mm256_store_ps(buf + 8 * v, a[v]);
+          std::copy_n(buf, w, row);
+        }
+      }
+    }
+}
 #endif
 
 // Copies n floats: whole vectors, then the rest in halves, quarters and single floats, all with
@@ -158,6 +230,14 @@ void im2col_stride1(const ConvGeometry& g, std::size_t batch, const float* in, f
               std::size_t i = 0;
               for (; i + 16 <= len; i += 16) _mm512_storeu_ps(d + i, _mm512_loadu_ps(s + i));
               if (i < len) _mm512_storeu_ps(d + len - 16, _mm512_loadu_ps(s + len - 16));
+            }
+          } else
+#elif defined(__AVX__)
+          if (len >= 8 && len == wo) {  // the same with 8-float vectors
+            for (std::size_t oh = first; oh < end; ++oh, d += wo, s += w) {
+              std::size_t i = 0;
+              for (; i + 8 <= len; i += 8) _mm256_storeu_ps(d + i, _mm256_loadu_ps(s + i));
+              if (i < len) _mm256_storeu_ps(d + len - 8, _mm256_loadu_ps(s + len - 8));
             }
           } else
 #endif
@@ -210,7 +290,7 @@ void im2col(const ConvGeometry& g, std::size_t batch, const float* in, float* co
 }
 
 void col2im(const ConvGeometry& g, std::size_t batch, const float* cols, float* in, const float* relu_out) {
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
   if (g.stride == 1 && g.width <= 32 && g.out_w() <= 32 && g.kernel_w <= kNarrowMaxKernel) {
     col2im_narrow(g, batch, cols, in, relu_out);
     return;

@@ -90,6 +90,51 @@ void pool2x2(const float* src, std::size_t w, std::size_t ho, std::size_t wo, fl
       _mm512_mask_storeu_ps(d + ow, out, m);
       _mm512_mask_cvtepi32_storeu_epi16(a + ow, out, at);
     }
+#elif defined(__AVX2__)
+    // 8 outputs at a time, the same steps on 8 lanes. AVX2 has no cheap masked store, so a last
+    // block of fewer than 8 windows is run whole where it stays inside the plane: it reads up to 16
+    // floats past its row pair's start (into the next rows) and writes up to 8 outputs past the
+    // row, into rows of this plane that later rows write again. Elsewhere the scalar loop ends the row.
+    const __m256i one = _mm256_set1_epi32(1), two = _mm256_set1_epi32(2), three = _mm256_set1_epi32(3);
+    for (; ow < wo; ow += 8) {
+      const std::size_t c = 2 * ow;
+      const bool whole = ow + 8 <= wo;
+      if (!whole && ((2 * oh + 1) * w + c + 16 > 2 * ho * w || oh * wo + ow + 8 > ho * wo)) break;
+      const __m256 a0 = _mm256_loadu_ps(r0 + c), b0 = _mm256_loadu_ps(r0 + c + 8);
+      const __m256 a1 = _mm256_loadu_ps(r1 + c), b1 = _mm256_loadu_ps(r1 + c + 8);
+      // Even and odd columns of 16 inputs: within each 128-bit lane, then the 64-bit halves in order.
+      auto even = [](__m256 x, __m256 y) {
+        return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(x, y, _MM_SHUFFLE(2, 0, 2, 0))),
+                                                      _MM_SHUFFLE(3, 1, 2, 0)));
+      };
+      auto odd = [](__m256 x, __m256 y) {
+        return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(x, y, _MM_SHUFFLE(3, 1, 3, 1))),
+                                                      _MM_SHUFFLE(3, 1, 2, 0)));
+      };
+      __m256 m = even(a0, b0);
+      __m256i at = _mm256_setzero_si256();
+      const __m256 v1 = odd(a0, b0), v2 = even(a1, b1), v3 = odd(a1, b1);
+      __m256 k = _mm256_cmp_ps(v1, m, _CMP_GT_OQ);
+      m = _mm256_blendv_ps(m, v1, k);
+      at = _mm256_blendv_epi8(at, one, _mm256_castps_si256(k));
+      k = _mm256_cmp_ps(v2, m, _CMP_GT_OQ);
+      m = _mm256_blendv_ps(m, v2, k);
+      at = _mm256_blendv_epi8(at, two, _mm256_castps_si256(k));
+      k = _mm256_cmp_ps(v3, m, _CMP_GT_OQ);
+      m = _mm256_blendv_ps(m, v3, k);
+      at = _mm256_blendv_epi8(at, three, _mm256_castps_si256(k));
+      if (relu_mask) {
+        const __m256 dead = _mm256_cmp_ps(m, _mm256_setzero_ps(), _CMP_NGT_UQ);  // !(m > 0)
+        at = _mm256_blendv_epi8(at, _mm256_set1_epi32(MaxPool2D::kNoGradient), _mm256_castps_si256(dead));
+      }
+      _mm256_storeu_ps(d + ow, m);
+      const __m128i places = _mm_packus_epi32(_mm256_castsi256_si128(at), _mm256_extracti128_si256(at, 1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(a + ow), places);
+      if (!whole) {
+        ow = wo;
+        break;
+      }
+    }
 #endif
     pool2x2_scalar(r0, r1, ow, wo, d, a, relu_mask);
   }
@@ -186,6 +231,45 @@ void MaxPool2D::backward_plane(std::size_t h, std::size_t w, ConstTensorView out
         _mm512_mask_storeu_ps(d1, lo, _mm512_permutex2var_ps(e1, lo_idx, o1));
         _mm512_mask_storeu_ps(d1 + 16, hi, _mm512_permutex2var_ps(e1, hi_idx, o1));
       }
+#elif defined(__AVX2__)
+      // 8 windows at a time, as above on 8 lanes, with plain stores only. A last block of fewer
+      // than 8 windows goes first, whole, where its 16 floats from each row's place stay inside
+      // the plane: its lanes past the row match no place and write zeros into the next row (and
+      // past it), which the full blocks after it and the row pairs below write again. Elsewhere
+      // the scalar loop ends the row.
+      const std::size_t full = wo / 8 * 8, rest = wo - full;
+      auto block = [&](std::size_t at, std::size_t n) {
+        __m256 v;
+        __m256i a;
+        if (n == 8) {
+          v = _mm256_loadu_ps(g + oh * wo + at);
+          a = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(where + oh * wo + at)));
+        } else {
+          const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+          v = _mm256_maskload_ps(g + oh * wo + at, lanes);
+          // 8 places (reserve() leaves room past the last one); lanes past n take one that matches nothing.
+          a = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(where + oh * wo + at)));
+          a = _mm256_blendv_epi8(_mm256_set1_epi32(kNoGradient), a, lanes);
+        }
+        auto at_place = [&](int p) { return _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, _mm256_set1_epi32(p)))); };
+        const __m256 e0 = at_place(0), o0 = at_place(1), e1 = at_place(2), o1 = at_place(3);
+        // Interleave even and odd columns back into rows: 16 floats per row.
+        auto rows = [](__m256 e, __m256 o, float* dst) {
+          const __m256 lo = _mm256_unpacklo_ps(e, o), hi = _mm256_unpackhi_ps(e, o);
+          _mm256_storeu_ps(dst, _mm256_permute2f128_ps(lo, hi, 0x20));
+          _mm256_storeu_ps(dst + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+        };
+        rows(e0, o0, r0 + 2 * at);
+        rows(e1, o1, r1 + 2 * at);
+      };
+      std::size_t done = full;  // windows [0, done) and the rest written by the vector loop
+      if (rest > 0 && (2 * oh + 1) * w + 2 * full + 16 <= h * w) {
+        block(full, rest);
+        done = wo;
+      }
+      for (; ow < full; ow += 8) block(ow, 8);
+      ow = done;
 #endif
       for (; ow < wo; ++ow) {
         const std::uint16_t a = where[oh * wo + ow];
