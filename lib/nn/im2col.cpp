@@ -2,8 +2,8 @@
 // a contiguous copy from the input row; the padding columns at either end are handled outside
 // that loop, and at stride 1 whole runs of rows are copied with two moving pointers
 // (im2col_stride1). col2im at stride 1 on rows of at most 32 floats (the cnn's)
-// sums each input row in registers instead (col2im_narrow): about 3x faster there, in the same
-// order of additions, so the same to the last bit.
+// sums each input row in registers instead (col2im_narrow, with AVX-512 or AVX2): about 3x faster
+// there with AVX-512, in the same order of additions, so the same to the last bit.
 #include "nn/im2col.h"
 
 #include <immintrin.h>

@@ -35,7 +35,8 @@ std::uint16_t place(std::size_t best, float max, bool relu_mask) {
 
 // The common 2x2, stride 2 case. With AVX-512, 16 outputs at a time: two loads per input row,
 // split into even and odd columns, then three compare-and-blend steps on values and places
-// (strict >, so ties keep the first maximum). The scalar loop is the reference and the tail.
+// (strict >, so ties keep the first maximum); with AVX2 the same on 8. The scalar loop is the
+// reference and the tail.
 void pool2x2_scalar(const float* r0, const float* r1, std::size_t from, std::size_t to, float* dst,
                     std::uint16_t* where, bool relu_mask) {
   for (std::size_t ow = from; ow < to; ++ow) {
