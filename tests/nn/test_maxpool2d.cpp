@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 
 #include "grad_check.h"
@@ -13,17 +14,23 @@
 
 namespace scalelab::nn {
 namespace {
+
+// The inputs 0.1 x (k - offset) for k = 0 .. n-1 in a shuffled order: distinct values 0.1 apart, so
+// no window has a tie and a step of 1e-2 never changes which one is largest.
+void distinct_inputs(testing::LayerHarness& h, std::uint64_t seed, float offset = 0.0f) {
+  std::vector<float> v(h.in.numel());
+  std::iota(v.begin(), v.end(), 0.0f);
+  Rng rng(seed);
+  std::shuffle(v.begin(), v.end(), rng.engine());
+  for (std::size_t i = 0; i < v.size(); ++i) h.in.data()[i] = 0.1f * (v[i] - offset);
+}
+
 // Both paths: the exact 2x2 tiling (even sizes, the cnn's) and the general one (an odd width).
 TEST(MaxPool2D, TakesTheWindowMaximumAndRoutesTheGradientThere) {
   for (Shape s : {Shape{2, 6, 5}, Shape{3, 4, 6}}) {
     MaxPool2D p(2);
     testing::LayerHarness h(p, s, 2);
-    // Distinct values 0.1 apart: no ties, and a step of 1e-2 never changes which one is largest.
-    std::vector<float> v(h.in.numel());
-    std::iota(v.begin(), v.end(), 0.0f);
-    Rng rng(3);
-    std::shuffle(v.begin(), v.end(), rng.engine());
-    for (std::size_t i = 0; i < v.size(); ++i) h.in.data()[i] = 0.1f * v[i];
+    distinct_inputs(h, 3);
     const std::size_t H = s[1], W = s[2], ho = H / 2, wo = W / 2, planes = 2 * s[0];
     EXPECT_EQ(p.output_shape(s), (Shape{s[0], ho, wo}));
     h.loss();
@@ -40,20 +47,16 @@ TEST(MaxPool2D, TakesTheWindowMaximumAndRoutesTheGradientThere) {
   }
 }
 
-// Planes wide enough for the vector paths' full blocks of 16 windows and their tails (wo = 20 and
-// 7), and rows of at most 16 windows written with plain stores that run past their row (wo = 12,
-// the cnn's; wo = 4, where what runs past a row pair reaches two pairs on): every input position
+// Planes wide enough for the vector paths' full blocks (16 windows with AVX-512, 8 with AVX2) and
+// their tails (wo = 20 and 7), and rows whose last block is written with plain stores that run
+// past their row (wo = 12, the cnn's; wo = 4, where what runs past a row pair reaches two pairs on): every input position
 // holds the window's gradient exactly where the forward pass found the window's maximum, and 0
 // elsewhere.
 TEST(MaxPool2D, WidePlanesRouteEachWindowsGradientToItsMaximum) {
   for (Shape s : {Shape{3, 8, 40}, Shape{2, 6, 14}, Shape{2, 24, 24}, Shape{3, 12, 8}}) {
     MaxPool2D p(2);
     testing::LayerHarness h(p, s, 2);
-    std::vector<float> v(h.in.numel());
-    std::iota(v.begin(), v.end(), 0.0f);
-    Rng rng(11);
-    std::shuffle(v.begin(), v.end(), rng.engine());
-    for (std::size_t i = 0; i < v.size(); ++i) h.in.data()[i] = 0.1f * v[i];
+    distinct_inputs(h, 11);
     for (std::size_t i = 0; i < h.r.numel(); ++i) h.r.data()[i] = 1.0f + static_cast<float>(i);
     h.din.fill(7.0f);  // every position must be written
     h.backward();
@@ -122,12 +125,8 @@ TEST(MaxPool2D, TheFusedReLUMaskZeroesTheGradientOfWindowsWithoutAPositiveMaximu
     MaxPool2D plain(2), masked(2);
     masked.set_applies_relu_mask(true);
     testing::LayerHarness a(plain, s, 2), b(masked, s, 2);
-    std::vector<float> v(a.in.numel());
-    std::iota(v.begin(), v.end(), 0.0f);
-    Rng rng(5);
-    std::shuffle(v.begin(), v.end(), rng.engine());
-    const float shift = 0.8f * static_cast<float>(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) a.in.data()[i] = b.in.data()[i] = 0.1f * (v[i] - shift);  // 80% negative
+    distinct_inputs(a, 5, 0.8f * static_cast<float>(a.in.numel()));  // 80% negative
+    std::copy_n(a.in.data(), a.in.numel(), b.in.data());
     a.in.data()[3] = b.in.data()[3] = std::nanf("");
     for (std::size_t i = 0; i < a.r.numel(); ++i) a.r.data()[i] = b.r.data()[i] = 1.0f + static_cast<float>(i);
     a.din.fill(7.0f);
