@@ -5,8 +5,10 @@
 //
 //   copy in    each rank copies its chunk of the input into its ring, then raises its flag
 //   one node of 2 ranks (one phase):
-//              every rank reduces the whole chunk from both rings into its output, in rank order,
-//              so both compute the same bits; one flag wait per chunk
+//              every rank reduces the whole chunk into its output from its own input and the
+//              peer's ring, in rank order, so both compute the same bits; one flag wait per chunk.
+//              Its own staged copy is left for the peer: reading it back while the peer reads it
+//              too made a chunk take 2.2 times as long on a 2-core Zen 4 VM (docs/performance.md)
 //   more ranks (two phases):
 //              rank l reduces slice l of the chunk from every ring into its own ring, raises its
 //              flag; once every flag is up, each rank copies all slices into its output: each byte
@@ -210,7 +212,8 @@ class ShmAllreduce final : public PointToPointAlgorithm {
     staged_bytes_ += m * es;
     barrier_->arrive_and_wait();
     if (!two_phase_) {
-      comm::reduce_to(recv, staged(0, pos), staged(1, pos), m, type, sum_op);
+      const void* own = send;  // the bytes of staged(me, pos), in lines this core holds alone
+      comm::reduce_to(recv, me == 0 ? own : staged(0, pos), me == 1 ? own : staged(1, pos), m, type, sum_op);
       comm::finish_reduction(recv, m, type, op, p);
       return;
     }
@@ -246,7 +249,7 @@ class ShmAllreduce final : public PointToPointAlgorithm {
 };
 
 // One node of p ranks, chunk by chunk as exchange() goes. At 2 ranks a chunk of m bytes is one
-// Costs::staged step (copy in, flags, reduce from both ranks' chunks); above, the copy in, two
+// Costs::staged step (copy in, flags, reduce from the own input and the peer's chunk); above, the copy in, two
 // flag waits, p - 1 reductions of the rank's slice and the copy out. Across nodes the formula is
 // not used: the executor needs the node layout, which (n, p) does not carry.
 double cost(double n, int p, const Costs& c) {
