@@ -3,6 +3,14 @@
 // DistributedSampler layout (rank r takes positions r, r+k, ...) both see the same 2b samples at
 // each step, and the averaged gradient is the mean over them either way; the model has no
 // dropout, so the runs agree up to float rounding.
+//
+// Rounding can still move one ReLU across its kink: a pre-activation within a few ulps of zero
+// (9.6e-7 at the last of 24 steps for seed 5, with the -O1 sanitizer build on a Zen 4) is
+// positive in one run and not in the other, and that sample's gradient through the unit changes
+// a few hundred parameters by up to 4e-4 while the rest agree to 1e-7. So the runs are compared
+// as wholes: the distance between them (L2 over all parameters) against the distance to a run on
+// a genuinely different global batch. Rounding alone gives a ratio near 1e-6, a kink 2e-4, and a
+// wrong emulation (another set of samples, a missing 1/k, momentum per micro-batch) near 1.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -53,15 +61,18 @@ void expect_same(const std::string& optimizer) {
   const auto emulated = train_params(1, 2, optimizer);  // 1 rank x 2 micro-batches of 16
   const auto single = train_params(1, 1, optimizer);    // global batch 16: a different run
   ASSERT_EQ(real.size(), emulated.size());
-  double max_diff = 0, max_single_diff = 0, max_abs = 0;
+  ASSERT_EQ(real.size(), single.size());
+  double to_emulated = 0, to_single = 0;
   for (std::size_t i = 0; i < real.size(); ++i) {
-    max_diff = std::max(max_diff, double(std::fabs(real[i] - emulated[i])));
-    max_single_diff = std::max(max_single_diff, double(std::fabs(real[i] - single[i])));
-    max_abs = std::max(max_abs, double(std::fabs(real[i])));
+    to_emulated += std::pow(double(real[i]) - double(emulated[i]), 2);
+    to_single += std::pow(double(real[i]) - double(single[i]), 2);
   }
-  EXPECT_LT(max_diff, 1e-4 * std::max(1.0, max_abs)) << optimizer << ": emulation and real ranks disagree";
-  // The comparison has teeth: a genuinely different global batch moves the parameters far more.
-  EXPECT_GT(max_single_diff, 100 * max_diff) << optimizer;
+  to_emulated = std::sqrt(to_emulated);
+  to_single = std::sqrt(to_single);
+  ASSERT_GT(to_single, 0.0) << optimizer << ": the different global batch left the parameters where they were";
+  EXPECT_LT(to_emulated, 1e-2 * to_single)
+      << optimizer << ": emulation and real ranks are " << to_emulated << " apart, a different global batch "
+      << to_single;
 }
 
 TEST(Emulation, TwoAccumulatedMicroBatchesMatchTwoRanksWithSgd) { expect_same("sgd"); }
