@@ -9,8 +9,8 @@
 // positive in one run and not in the other, and that sample's gradient through the unit changes
 // a few hundred parameters by up to 4e-4 while the rest agree to 1e-7. So the runs are compared
 // as wholes: the distance between them (L2 over all parameters) against the distance to a run on
-// a genuinely different global batch. Rounding alone gives a ratio near 1e-6, a kink 2e-4, and a
-// wrong emulation (another set of samples, a missing 1/k, momentum per micro-batch) near 1.
+// a genuinely different global batch. Rounding alone gives a ratio near 1e-6, a kink 2e-4, and an
+// "emulation" that is in fact a run on another global batch gives 1.
 #include <algorithm>
 #include <cmath>
 #include <vector>
