@@ -2,6 +2,7 @@
 #include "model/openmpi.h"
 
 #include "collectives/cost_formulas.h"
+#include "collectives/cost_parts.h"
 
 namespace scalelab::model {
 
@@ -43,27 +44,36 @@ double openmpi_allreduce(double n, int p, const Costs& costs, bool in_place) {
   if (p < 2 || n <= 0) return in_place ? 0.0 : costs.copy(n);
   // Out of place every algorithm first copies the input into the output, and in place the
   // caller has just written it there: either way the reduce-scatter steps reduce into lines this
-  // rank's core holds (collectives::OwnedOutput).
+  // rank's core holds (collectives::OwnedOutput). But the ring and Rabenseifner send from the
+  // output, so their peers hold what they read of it: the allgather's messages land on blocks a
+  // peer read in the reduce-scatter, and the next call's copy-in lands on what its allgather
+  // sent (`held` bytes). Each pays for taking those lines back (Costs::reclaim).
   const collectives::OwnedOutput c(costs);
-  const double copy_in = in_place ? 0.0 : c.copy(n);  // every algorithm starts rbuf = sbuf
+  auto copy_in = [&](double held) { return in_place ? 0.0 : c.copy(n) + c.reclaim(held); };
   switch (openmpi_allreduce_choice(n, p)) {
     case OmpiAllreduce::recursive_doubling:
       // One temporary of n bytes, filled by every step.
-      return copy_in + c.fresh(n, n) + recursive_doubling_allreduce(n, p, c);
+      return copy_in(0) + c.fresh(n, n) + recursive_doubling_allreduce(n, p, c);
     case OmpiAllreduce::ring:
     case OmpiAllreduce::segmented_ring: {
       // Two receive buffers of one block each (one when p == 2); segmented ring with the
-      // default segment size 0 falls back to the plain ring.
+      // default segment size 0 falls back to the plain ring. Its allgather sends p - 1 blocks
+      // and receives p - 1 into blocks the reduce-scatter sent.
       const double block = n / p;
       const double bufs = p > 2 ? 2.0 : 1.0;
-      return copy_in + bufs * c.fresh(block, block) + ring_allreduce(n, p, c);
+      return copy_in(n - block) + bufs * c.fresh(block, block) + ring_allreduce(n, p, c) + (p - 1) * c.reclaim(block);
     }
-    case OmpiAllreduce::rabenseifner:
-      // A temporary of n bytes; the halving steps write n/2 + n/4 + ... of it.
-      return copy_in + c.fresh(n, n * (p - 1) / p) + rabenseifner_allreduce(n, p, c);
+    case OmpiAllreduce::rabenseifner: {
+      // A temporary of n bytes; the halving steps write n/2 + n/4 + ... of it. Each doubling
+      // step receives into the half its halving mirror sent; the ranges it sends nest, the
+      // last one n/2.
+      double back = 0;
+      for (int s = 1; s <= collectives::cost_parts::floor_log2(p); ++s) back += c.reclaim(n / (1 << s));
+      return copy_in(n / 2) + c.fresh(n, n * (p - 1) / p) + rabenseifner_allreduce(n, p, c) + back;
+    }
     case OmpiAllreduce::nonoverlapping:
     case OmpiAllreduce::basic_linear:
-      return copy_in + tree_allreduce(n, p, c);
+      return copy_in(0) + tree_allreduce(n, p, c);
   }
   return 0.0;
 }

@@ -181,6 +181,7 @@ nlohmann::json to_json(const Profile& p) {
           {"peer_copy", table_json(p.peer_copy)},
           {"exchange_reduce_hot", table_json(p.exchange_reduce_hot)},
           {"exchange_reduce_cold", table_json(p.exchange_reduce_cold)},
+          {"copy_into_read", table_json(p.copy_into_read)},
           {"compute", compute_json(p.compute)},
           {"compute_shared", compute_json(p.compute_shared)}};
 }
@@ -225,6 +226,7 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
     if (j.contains("exchange_reduce_cold")) {
       p.exchange_reduce_cold = table_from(j, "exchange_reduce_cold", origin, /*may_be_empty=*/true);
     }
+    if (j.contains("copy_into_read")) p.copy_into_read = table_from(j, "copy_into_read", origin, /*may_be_empty=*/true);
     p.compute = compute_from(j, origin, "compute");
     p.compute_shared = compute_from(j, origin, "compute_shared");
     return p;
@@ -345,12 +347,16 @@ double cold_fraction(const Profile& p, double bytes) {
 
 CpuCosts::CpuCosts(const Profile& p, double footprint) : p_(p), call_cold_(cold_fraction(p, footprint)) {}
 
-double CpuCosts::blend(const SizeTable& hot, const SizeTable& cold, double bytes, double own_set) const {
-  if (bytes <= 0) return 0.0;
+double CpuCosts::cold_weight(double own_set) const {
   // The hot table at this size was measured with a working set of its own (own_set bytes), and
   // already holds that much coldness; the call's larger footprint adds only the rest.
   const double own = cold_fraction(p_, own_set);
-  const double w = own >= 1.0 ? 0.0 : std::max(0.0, call_cold_ - own) / (1.0 - own);
+  return own >= 1.0 ? 0.0 : std::max(0.0, call_cold_ - own) / (1.0 - own);
+}
+
+double CpuCosts::blend(const SizeTable& hot, const SizeTable& cold, double bytes, double own_set) const {
+  if (bytes <= 0) return 0.0;
+  const double w = cold_weight(own_set);
   return (1 - w) * hot.at(bytes) + w * cold.at(bytes);
 }
 
@@ -369,6 +375,15 @@ double CpuCosts::exchange_reduce(double bytes) const {
   return blend(p_.exchange_reduce_hot, p_.exchange_reduce_cold, m, 4 * m);
 }
 double CpuCosts::copy(double bytes) const { return blend(p_.copy_hot, p_.copy_cold, bytes, 2 * bytes); }
+
+// The measured copy into lines the peer has just read, less the plain copy, both in cache; a call
+// whose footprint has left the caches finds those lines evicted from the peer's core as well, so
+// the extra fades as the call turns cold (the copy's blend weight).
+double CpuCosts::reclaim(double bytes) const {
+  if (p_.copy_into_read.empty() || bytes <= 0) return 0.0;
+  const double extra = std::max(0.0, p_.copy_into_read.at(bytes) - p_.copy_hot.at(bytes));
+  return (1 - cold_weight(2 * bytes)) * extra;
+}
 
 double CpuCosts::sync() const { return p_.shm_sync_s > 0 ? p_.shm_sync_s : message(0); }
 

@@ -138,6 +138,9 @@ struct Profile {
   // (the least any allreduce must do per byte that crosses between the cores; empty in profiles
   // made before it was measured, or with the ranks on different nodes).
   SizeTable peer_copy;
+  // A copy of s bytes into a buffer the other rank has just read, both ranks at once, in cache
+  // (Costs::reclaim: this less copy_hot; empty in profiles made before it was measured).
+  SizeTable copy_into_read;
   GpuCopies gpu;                        // schema_version 2; "not measured" in older profiles
   // How cold a call's working set is, measured (schema_version 3; empty in older profiles):
   // time per 256 KiB exchange while both ranks walk through W bytes each (half sent from, half
@@ -210,8 +213,13 @@ class CpuCosts final : public Costs {
   // other core's cache whatever the call's footprint, since it was just written; profiles
   // without it: a local copy.
   [[nodiscard]] double peer_copy(double bytes) const override;
+  // The measured copy into what the peer has just read, less the plain copy, in cache; profiles
+  // without it: 0.
+  [[nodiscard]] double reclaim(double bytes) const override;
 
  private:
+  // How far toward the cold table a primitive measured hot with own_set bytes moves in this call.
+  [[nodiscard]] double cold_weight(double own_set) const;
   [[nodiscard]] double blend(const SizeTable& hot, const SizeTable& cold, double bytes, double own_set) const;
   const Profile& p_;
   double call_cold_ = 0;  // cold_fraction of the call's footprint: 0 in cache, 1 from memory
