@@ -16,10 +16,10 @@
 //               bytes into its output, reading the peer's straight from the other core's cache
 //   fresh(a, t) a temporary of a bytes allocated, t bytes of it touched, and freed, within the
 //               call: page faults when the allocator maps fresh pages for it; 0 when it reuses memory
-//   reclaim(m)  what writing m bytes costs beyond a copy's or a message's own price when the peer
-//               has just read those lines: taking them back from the other core's cache (an
-//               algorithm writing into a block it sent, or a call writing what the previous call
-//               sent)
+//   reclaim(m, w) what writing m bytes costs beyond a copy's or a message's own price when the peer
+//               read those lines and has touched w bytes of other memory since: taking them back
+//               from the other core's cache (an algorithm writing into a block it sent, or a call
+//               writing what the previous call sent)
 // AlphaBeta is the textbook model (Thakur, Rabenseifner, Gropp 2005): message = a + m b,
 // reduce = m g. The calibrated CPU model (CpuCosts, model/profile.h) and the GPU fabric model
 // (GpuCosts, model/predict.cpp) implement the same interface, so each algorithm's formula exists once.
@@ -41,7 +41,7 @@ class Costs {
   [[nodiscard]] virtual double exchange_reduce(double bytes) const { return message(bytes) + reduce(bytes); }
   [[nodiscard]] virtual double fresh(double /*alloc_bytes*/, double /*touched_bytes*/) const { return 0.0; }
   // Nothing unless measured.
-  [[nodiscard]] virtual double reclaim(double /*bytes*/) const { return 0.0; }
+  [[nodiscard]] virtual double reclaim(double /*bytes*/, double /*since*/) const { return 0.0; }
   // Priced as an empty message unless measured: an upper bound, since a message between ranks of
   // one node itself waits on such flags.
   [[nodiscard]] virtual double sync() const { return message(0); }
@@ -63,7 +63,7 @@ class OwnedOutput final : public Costs {
   [[nodiscard]] double copy(double m) const override { return c_.copy(m); }
   [[nodiscard]] double exchange_reduce(double m) const override { return c_.message(m) + c_.reduce(m); }
   [[nodiscard]] double fresh(double a, double t) const override { return c_.fresh(a, t); }
-  [[nodiscard]] double reclaim(double m) const override { return c_.reclaim(m); }
+  [[nodiscard]] double reclaim(double m, double w) const override { return c_.reclaim(m, w); }
   [[nodiscard]] double sync() const override { return c_.sync(); }
   [[nodiscard]] double peer_copy(double m) const override { return c_.peer_copy(m); }
   [[nodiscard]] double staged(double m) const override { return c_.staged(m); }

@@ -213,6 +213,39 @@ Profile calibrate(comm::Communicator& comm, const CalibrateOptions& o) {
     }
   }
 
+  // How long the peer keeps what it read (Costs::reclaim): the copy into lines the peer has just
+  // read, as above at kReclaimProbeBytes, but with both ranks walking W bytes of other memory
+  // between the read and the copy, as a collective works through its buffers; beside it the same
+  // copy after the same walk with no read by the peer. Their difference falls to nothing once the
+  // walk has pushed those lines out of the peer's core.
+  {
+    const auto probe = static_cast<std::size_t>(kReclaimProbeBytes);
+    for (std::size_t w = probe; w <= std::min<std::size_t>(max_bytes, 16u << 20); w *= 2) {
+      const int calls = calls_for(probe, o.quick);
+      auto walk = [&](int i) { scribble(scratch.at(0), w, i); };
+      const double t_read = timed(
+          comm, calls, [&](int) { std::memcpy(out.at(0), a.at(0), probe); },
+          [&](int i) {
+            comm.sendrecv(out.at(0), probe, peer, b.at(0), probe, peer, 0x5ca6);
+            walk(i);
+          });
+      const double t_plain = timed(
+          comm, calls, [&](int) { std::memcpy(out.at(0), a.at(0), probe); },
+          [&](int i) {
+            comm.sendrecv(a.at(0), probe, peer, b.at(0), probe, peer, 0x5ca7);
+            walk(i);
+          });
+      p.copy_into_read_walked.bytes.push_back(static_cast<double>(w));
+      p.copy_into_read_walked.seconds.push_back(t_read);
+      p.copy_walked.bytes.push_back(static_cast<double>(w));
+      p.copy_walked.seconds.push_back(t_plain);
+      char line[160];
+      std::snprintf(line, sizeof line, "%zu KiB copy after a walk of %8zu KiB: into what the peer read %8.2f us, plain %8.2f us",
+                    probe >> 10, w >> 10, t_read * 1e6, t_plain * 1e6);
+      say(line);
+    }
+  }
+
   // The shared-memory allreduce's synchronisation (Costs::sync). This and the next are skipped
   // when the two ranks are on different nodes (no memory to share).
   p.shm_sync_s = measure_flag_round(comm, o.quick);

@@ -47,9 +47,12 @@ double openmpi_allreduce(double n, int p, const Costs& costs, bool in_place) {
   // rank's core holds (collectives::OwnedOutput). But the ring and Rabenseifner send from the
   // output, so their peers hold what they read of it: the allgather's messages land on blocks a
   // peer read in the reduce-scatter, and the next call's copy-in lands on what its allgather
-  // sent (`held` bytes). Each pays for taking those lines back (Costs::reclaim).
+  // sent (`held` bytes). Each pays for taking those lines back (Costs::reclaim), as far as the
+  // peer still holds them: between its read and the write it works through about the call's own
+  // n bytes (the rest of its steps, or its own copy-in), which is `since` below.
   const collectives::OwnedOutput c(costs);
-  auto copy_in = [&](double held) { return in_place ? 0.0 : c.copy(n) + c.reclaim(held); };
+  const double since = n;
+  auto copy_in = [&](double held) { return in_place ? 0.0 : c.copy(n) + c.reclaim(held, since); };
   switch (openmpi_allreduce_choice(n, p)) {
     case OmpiAllreduce::recursive_doubling:
       // One temporary of n bytes, filled by every step.
@@ -61,14 +64,14 @@ double openmpi_allreduce(double n, int p, const Costs& costs, bool in_place) {
       // and receives p - 1 into blocks the reduce-scatter sent.
       const double block = n / p;
       const double bufs = p > 2 ? 2.0 : 1.0;
-      return copy_in(n - block) + bufs * c.fresh(block, block) + ring_allreduce(n, p, c) + (p - 1) * c.reclaim(block);
+      return copy_in(n - block) + bufs * c.fresh(block, block) + ring_allreduce(n, p, c) + (p - 1) * c.reclaim(block, since);
     }
     case OmpiAllreduce::rabenseifner: {
       // A temporary of n bytes; the halving steps write n/2 + n/4 + ... of it. Each doubling
       // step receives into the half its halving mirror sent; the ranges it sends nest, the
       // last one n/2.
       double back = 0;
-      for (int s = 1; s <= collectives::cost_parts::floor_log2(p); ++s) back += c.reclaim(n / (1 << s));
+      for (int s = 1; s <= collectives::cost_parts::floor_log2(p); ++s) back += c.reclaim(n / (1 << s), since);
       return copy_in(n / 2) + c.fresh(n, n * (p - 1) / p) + rabenseifner_allreduce(n, p, c) + back;
     }
     case OmpiAllreduce::nonoverlapping:

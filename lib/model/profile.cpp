@@ -182,6 +182,8 @@ nlohmann::json to_json(const Profile& p) {
           {"exchange_reduce_hot", table_json(p.exchange_reduce_hot)},
           {"exchange_reduce_cold", table_json(p.exchange_reduce_cold)},
           {"copy_into_read", table_json(p.copy_into_read)},
+          {"copy_into_read_walked", table_json(p.copy_into_read_walked)},
+          {"copy_walked", table_json(p.copy_walked)},
           {"compute", compute_json(p.compute)},
           {"compute_shared", compute_json(p.compute_shared)}};
 }
@@ -227,6 +229,14 @@ Profile profile_from_json(const nlohmann::json& doc, const std::string& origin) 
       p.exchange_reduce_cold = table_from(j, "exchange_reduce_cold", origin, /*may_be_empty=*/true);
     }
     if (j.contains("copy_into_read")) p.copy_into_read = table_from(j, "copy_into_read", origin, /*may_be_empty=*/true);
+    if (j.contains("copy_into_read_walked")) {
+      p.copy_into_read_walked = table_from(j, "copy_into_read_walked", origin, /*may_be_empty=*/true);
+    }
+    if (j.contains("copy_walked")) p.copy_walked = table_from(j, "copy_walked", origin, /*may_be_empty=*/true);
+    if (p.copy_walked.bytes != p.copy_into_read_walked.bytes) {
+      throw_input(origin + ": copy_walked and copy_into_read_walked must list the same walks (calibrate writes them "
+                           "together); run 'scalelab calibrate' again");
+    }
     p.compute = compute_from(j, origin, "compute");
     p.compute_shared = compute_from(j, origin, "compute_shared");
     return p;
@@ -347,16 +357,12 @@ double cold_fraction(const Profile& p, double bytes) {
 
 CpuCosts::CpuCosts(const Profile& p, double footprint) : p_(p), call_cold_(cold_fraction(p, footprint)) {}
 
-double CpuCosts::cold_weight(double own_set) const {
+double CpuCosts::blend(const SizeTable& hot, const SizeTable& cold, double bytes, double own_set) const {
+  if (bytes <= 0) return 0.0;
   // The hot table at this size was measured with a working set of its own (own_set bytes), and
   // already holds that much coldness; the call's larger footprint adds only the rest.
   const double own = cold_fraction(p_, own_set);
-  return own >= 1.0 ? 0.0 : std::max(0.0, call_cold_ - own) / (1.0 - own);
-}
-
-double CpuCosts::blend(const SizeTable& hot, const SizeTable& cold, double bytes, double own_set) const {
-  if (bytes <= 0) return 0.0;
-  const double w = cold_weight(own_set);
+  const double w = own >= 1.0 ? 0.0 : std::max(0.0, call_cold_ - own) / (1.0 - own);
   return (1 - w) * hot.at(bytes) + w * cold.at(bytes);
 }
 
@@ -376,13 +382,40 @@ double CpuCosts::exchange_reduce(double bytes) const {
 }
 double CpuCosts::copy(double bytes) const { return blend(p_.copy_hot, p_.copy_cold, bytes, 2 * bytes); }
 
-// The measured copy into lines the peer has just read, less the plain copy, both in cache; a call
-// whose footprint has left the caches finds those lines evicted from the peer's core as well, so
-// the extra fades as the call turns cold (the copy's blend weight).
-double CpuCosts::reclaim(double bytes) const {
+// The share of the take-back still paid after the peer has walked `since` bytes: the walked
+// copies' difference over the unwalked one's, at the probe size, held within [0, 1]; a walk that
+// differs from both its neighbours in the same direction is taken for a moment when the machine
+// changed state (the median of the three stands for it); then made non-increasing in the walk (a
+// longer walk never brings lines back). Log-walk interpolation, toward 1 below the first walk,
+// the last share past the last.
+static double reclaim_kept(const Profile& p, double since) {
+  const SizeTable& r = p.copy_into_read_walked;
+  const SizeTable& c = p.copy_walked;
+  const double base = p.copy_into_read.at(kReclaimProbeBytes) - p.copy_hot.at(kReclaimProbeBytes);
+  if (r.empty() || c.bytes.size() != r.bytes.size() || base <= 0) return 0.0;
+  const std::size_t n = r.bytes.size();
+  std::vector<double> raw(n), kept(n);
+  for (std::size_t k = 0; k < n; ++k) raw[k] = std::clamp((r.seconds[k] - c.seconds[k]) / base, 0.0, 1.0);
+  double cap = 1.0;
+  for (std::size_t k = 0; k < n; ++k) {
+    double v = raw[k];
+    if (k > 0 && k + 1 < n) v = std::max(std::min(raw[k - 1], raw[k]), std::min(std::max(raw[k - 1], raw[k]), raw[k + 1]));
+    cap = std::min(cap, v);
+    kept[k] = cap;
+  }
+  if (since <= r.bytes.front()) return kept.front() + (1.0 - kept.front()) * std::max(0.0, 1.0 - since / r.bytes.front());
+  if (since >= r.bytes.back()) return kept.back();
+  const auto i = static_cast<std::size_t>(std::upper_bound(r.bytes.begin(), r.bytes.end(), since) - r.bytes.begin());
+  const double t = (std::log(since) - std::log(r.bytes[i - 1])) / (std::log(r.bytes[i]) - std::log(r.bytes[i - 1]));
+  return kept[i - 1] + t * (kept[i] - kept[i - 1]);
+}
+
+// The measured copy into lines the peer has just read, less the plain copy, both in cache, times
+// the share still paid once the peer has walked `since` bytes.
+double CpuCosts::reclaim(double bytes, double since) const {
   if (p_.copy_into_read.empty() || bytes <= 0) return 0.0;
   const double extra = std::max(0.0, p_.copy_into_read.at(bytes) - p_.copy_hot.at(bytes));
-  return (1 - cold_weight(2 * bytes)) * extra;
+  return reclaim_kept(p_, since) * extra;
 }
 
 double CpuCosts::sync() const { return p_.shm_sync_s > 0 ? p_.shm_sync_s : message(0); }

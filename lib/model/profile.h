@@ -106,6 +106,10 @@ struct ComputeRates {
   std::vector<Fused> fused;
 };
 
+// The copy size of calibrate's measurement of how long the peer keeps what it read
+// (Profile::copy_into_read_walked).
+inline constexpr double kReclaimProbeBytes = 64.0 * 1024;
+
 struct Profile {
   int ranks = 2;
   std::string host;
@@ -141,6 +145,11 @@ struct Profile {
   // A copy of s bytes into a buffer the other rank has just read, both ranks at once, in cache
   // (Costs::reclaim: this less copy_hot; empty in profiles made before it was measured).
   SizeTable copy_into_read;
+  // The same copy at kReclaimProbeBytes, with both ranks walking W bytes of other memory between
+  // the peer's read and the copy (keyed by W), and the plain copy after the same walk: how much
+  // walking it takes before the peer's core has let those lines go (CpuCosts::reclaim).
+  SizeTable copy_into_read_walked;
+  SizeTable copy_walked;
   GpuCopies gpu;                        // schema_version 2; "not measured" in older profiles
   // How cold a call's working set is, measured (schema_version 3; empty in older profiles):
   // time per 256 KiB exchange while both ranks walk through W bytes each (half sent from, half
@@ -213,13 +222,12 @@ class CpuCosts final : public Costs {
   // other core's cache whatever the call's footprint, since it was just written; profiles
   // without it: a local copy.
   [[nodiscard]] double peer_copy(double bytes) const override;
-  // The measured copy into what the peer has just read, less the plain copy, in cache; profiles
-  // without it: 0.
-  [[nodiscard]] double reclaim(double bytes) const override;
+  // The measured copy into what the peer has just read, less the plain copy, in cache, times the
+  // share of it still paid after the peer has walked `since` bytes (copy_into_read_walked against
+  // copy_walked); profiles without those tables: 0.
+  [[nodiscard]] double reclaim(double bytes, double since) const override;
 
  private:
-  // How far toward the cold table a primitive measured hot with own_set bytes moves in this call.
-  [[nodiscard]] double cold_weight(double own_set) const;
   [[nodiscard]] double blend(const SizeTable& hot, const SizeTable& cold, double bytes, double own_set) const;
   const Profile& p_;
   double call_cold_ = 0;  // cold_fraction of the call's footprint: 0 in cache, 1 from memory

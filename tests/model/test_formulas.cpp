@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "collectives/cost_formulas.h"
 #include "model/nccl.h"
@@ -120,6 +121,45 @@ TEST(OpenMpi, LargeAllreducePaysForItsFreshTemporary) {
   EXPECT_NEAR(openmpi_allreduce(n, 2, c, /*in_place=*/true), expected - c.copy(n), 1e-12);
   const double small = 16e6;
   EXPECT_NEAR(openmpi_allreduce(small, 2, c), c.copy(small) + rabenseifner_allreduce(small, 2, c), 1e-12);
+}
+
+// Costs whose take-back of lines the peer read is 1 ns per byte, remembering the walks asked about.
+class Reclaims final : public Costs {
+ public:
+  [[nodiscard]] double message(double m) const override { return kCosts.message(m); }
+  [[nodiscard]] double reduce(double m) const override { return kCosts.reduce(m); }
+  [[nodiscard]] double copy(double m) const override { return m * 1e-10; }
+  [[nodiscard]] double reclaim(double m, double since) const override {
+    walks.push_back(since);
+    return m * 1e-9;
+  }
+  mutable std::vector<double> walks;
+};
+
+TEST(OpenMpi, RingAndRabenseifnerTakeBackWhatTheirPeersRead) {
+  // The ring at 2 ranks (64 KiB: segmented ring): its allgather receives one block into the block
+  // the reduce-scatter sent, and out of place the copy-in writes the block the previous call's
+  // allgather sent; the rest was already taken back. n bytes in all out of place, n/2 in place.
+  const Reclaims c;
+  const double ring_n = 64 * 1024;
+  ASSERT_EQ(openmpi_allreduce_choice(ring_n, 2), OmpiAllreduce::segmented_ring);
+  const double ring_plain = ring_n * 1e-10 + ring_allreduce(ring_n, 2, c);
+  EXPECT_NEAR(openmpi_allreduce(ring_n, 2, c), ring_plain + ring_n * 1e-9, 1e-15);
+  EXPECT_NEAR(openmpi_allreduce(ring_n, 2, c, /*in_place=*/true), ring_plain - ring_n * 1e-10 + ring_n / 2 * 1e-9, 1e-15);
+  // Each priced after the peer has worked through the call's own bytes.
+  for (double w : c.walks) EXPECT_DOUBLE_EQ(w, ring_n);
+  // Rabenseifner at 4 ranks: the doubling steps receive n/2 and n/4 into what their mirrors sent;
+  // the copy-in writes the half the last one sent.
+  c.walks.clear();
+  const double n = 1e6;
+  ASSERT_EQ(openmpi_allreduce_choice(n, 4), OmpiAllreduce::rabenseifner);
+  const double with = openmpi_allreduce(n, 4, c), in_place = openmpi_allreduce(n, 4, c, /*in_place=*/true);
+  EXPECT_NEAR(with - in_place, n * 1e-10 + n / 2 * 1e-9, 1e-15);
+  EXPECT_NEAR(in_place - rabenseifner_allreduce(n, 4, c), (n / 2 + n / 4) * 1e-9, 1e-15);
+  for (double w : c.walks) EXPECT_DOUBLE_EQ(w, n);
+  // Recursive doubling sends from a temporary: nothing to take back.
+  ASSERT_EQ(openmpi_allreduce_choice(1024, 2), OmpiAllreduce::recursive_doubling);
+  EXPECT_NEAR(openmpi_allreduce(1024, 2, c), 1024 * 1e-10 + recursive_doubling_allreduce(1024, 2, c), 1e-15);
 }
 
 // Costs whose measured reduce-scatter step (1 ms flat) is dearer than its parts.

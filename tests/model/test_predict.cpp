@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "collectives/cost_formulas.h"
@@ -444,6 +445,55 @@ TEST(ColdFraction, ReadsTheMeasuredWorkingSetCurve) {
   const double big = 4.0 * (1 << 20);
   EXPECT_NEAR(CpuCosts(p, 1 << 23).message(big), p.message_hot.at(big), p.message_hot.at(big) * 1e-9);
   EXPECT_NEAR(CpuCosts(p, 1 << 26).message(big), p.message_cold.at(big), p.message_cold.at(big) * 1e-9);
+}
+
+TEST(Reclaim, TheTakeBackFadesAsThePeerWalksAway) {
+  Profile p = hot_and_cold_profile();
+  const double probe = kReclaimProbeBytes, m = 1e6;
+  // No tables (older profiles): nothing.
+  EXPECT_EQ(CpuCosts(p, m).reclaim(m, m), 0.0);
+  // A copy into lines the peer read costs 3x the plain one in cache.
+  for (double s : {probe, 1e6}) {
+    p.copy_into_read.bytes.push_back(s);
+    p.copy_into_read.seconds.push_back(3 * p.copy_hot.at(s));
+  }
+  const double base = 2 * p.copy_hot.at(probe), full = 2 * p.copy_hot.at(m);
+  // After walks of 128 KiB .. 8 MiB the walked copies differ by all, half, a lone dip to 0.1
+  // (a moment in another state: its neighbours' median, half, stands for it), half, a rise to
+  // 0.8 (capped at the half before it: a longer walk brings nothing back), and a difference
+  // below the plain copy (held at 0).
+  const double w0 = 128.0 * 1024;
+  const std::vector<double> share = {1, 0.5, 0.1, 0.5, 0.8, 0.8, -0.5};
+  for (std::size_t k = 0; k < share.size(); ++k) {
+    p.copy_into_read_walked.bytes.push_back(w0 * double(1 << k));
+    p.copy_walked.bytes.push_back(w0 * double(1 << k));
+    p.copy_walked.seconds.push_back(20e-6);
+    p.copy_into_read_walked.seconds.push_back(20e-6 + share[k] * base);
+  }
+  const CpuCosts c(p, m);
+  EXPECT_NEAR(c.reclaim(m, 0), full, full * 1e-9);
+  EXPECT_NEAR(c.reclaim(m, w0 / 2), full, full * 1e-9);  // below the first walk: toward all of it
+  EXPECT_NEAR(c.reclaim(m, w0), full, full * 1e-9);
+  EXPECT_NEAR(c.reclaim(m, 2 * w0), full / 2, full * 1e-9);
+  EXPECT_NEAR(c.reclaim(m, 4 * w0), full / 2, full * 1e-9);   // the dip
+  EXPECT_NEAR(c.reclaim(m, 16 * w0), full / 2, full * 1e-9);  // the rise
+  EXPECT_NEAR(c.reclaim(m, 32 * w0), full / 2, full * 1e-9);
+  EXPECT_NEAR(c.reclaim(m, std::sqrt(32.0 * 64.0) * w0), full / 4, full * 1e-9);  // half-way in log W
+  EXPECT_EQ(c.reclaim(m, 64 * w0), 0.0);
+  EXPECT_EQ(c.reclaim(m, 1e9), 0.0);
+  EXPECT_EQ(c.reclaim(0, 0), 0.0);
+  // The tables travel with the profile, and walks that do not match are refused.
+  const Profile back = profile_from_json(to_json(p), "new.json");
+  EXPECT_EQ(back.copy_into_read_walked.bytes, p.copy_into_read_walked.bytes);
+  EXPECT_NEAR(CpuCosts(back, m).reclaim(m, 2 * w0), full / 2, full * 1e-6);
+  nlohmann::json j = to_json(p);
+  j["copy_walked"].erase(0);
+  try {
+    (void)profile_from_json(j, "bad.json");
+    ADD_FAILURE() << "walks that differ were accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json: copy_walked and copy_into_read_walked"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ColdFraction, OlderProfilesFallBackToTheReportedCacheSize) {
