@@ -313,6 +313,15 @@ bool same_state(double round_a, double round_b) {
   return ratio <= kStateChange && ratio >= 1 / kStateChange;
 }
 
+// ys over xs (ascending), linear in log x between the points, the end values beyond the ends.
+static double log_x_interp(const std::vector<double>& xs, const std::vector<double>& ys, double x) {
+  if (x <= xs.front()) return ys.front();
+  if (x >= xs.back()) return ys.back();
+  const auto i = static_cast<std::size_t>(std::upper_bound(xs.begin(), xs.end(), x) - xs.begin());
+  const double t = std::log(x / xs[i - 1]) / std::log(xs[i] / xs[i - 1]);
+  return ys[i - 1] + t * (ys[i] - ys[i - 1]);
+}
+
 double cold_fraction(const Profile& p, double bytes) {
   const SizeTable& t = p.working_set;
   if (t.bytes.size() < 2) {
@@ -343,16 +352,7 @@ double cold_fraction(const Profile& p, double bytes) {
   }
   const double hot = s.front(), cold = s.back();
   if (!(cold > hot)) return 0.0;
-  double v = 0;
-  if (bytes <= t.bytes.front()) v = s.front();
-  else if (bytes >= t.bytes.back()) v = s.back();
-  else {
-    const auto it = std::upper_bound(t.bytes.begin(), t.bytes.end(), bytes);
-    const std::size_t i = static_cast<std::size_t>(it - t.bytes.begin());
-    const double x = std::log(bytes / t.bytes[i - 1]) / std::log(t.bytes[i] / t.bytes[i - 1]);
-    v = s[i - 1] + x * (s[i] - s[i - 1]);
-  }
-  return std::clamp((v - hot) / (cold - hot), 0.0, 1.0);
+  return std::clamp((log_x_interp(t.bytes, s, bytes) - hot) / (cold - hot), 0.0, 1.0);
 }
 
 CpuCosts::CpuCosts(const Profile& p, double footprint) : p_(p), call_cold_(cold_fraction(p, footprint)) {}
@@ -386,8 +386,8 @@ double CpuCosts::copy(double bytes) const { return blend(p_.copy_hot, p_.copy_co
 // copies' difference over the unwalked one's, at the probe size, held within [0, 1]; a walk that
 // differs from both its neighbours in the same direction is taken for a moment when the machine
 // changed state (the median of the three stands for it); then made non-increasing in the walk (a
-// longer walk never brings lines back). Log-walk interpolation, toward 1 below the first walk,
-// the last share past the last.
+// longer walk never brings lines back). Log-walk interpolation (log_x_interp), toward 1 below
+// the first walk, the last share past the last.
 static double reclaim_kept(const Profile& p, double since) {
   const SizeTable& r = p.copy_into_read_walked;
   const SizeTable& c = p.copy_walked;
@@ -404,10 +404,7 @@ static double reclaim_kept(const Profile& p, double since) {
     kept[k] = cap;
   }
   if (since <= r.bytes.front()) return kept.front() + (1.0 - kept.front()) * std::max(0.0, 1.0 - since / r.bytes.front());
-  if (since >= r.bytes.back()) return kept.back();
-  const auto i = static_cast<std::size_t>(std::upper_bound(r.bytes.begin(), r.bytes.end(), since) - r.bytes.begin());
-  const double t = (std::log(since) - std::log(r.bytes[i - 1])) / (std::log(r.bytes[i]) - std::log(r.bytes[i - 1]));
-  return kept[i - 1] + t * (kept[i] - kept[i - 1]);
+  return log_x_interp(r.bytes, kept, since);
 }
 
 // The measured copy into lines the peer has just read, less the plain copy, both in cache, times
