@@ -114,6 +114,11 @@ void BenchPrediction::check_machine_state(comm::Communicator& comm) {
   flag_round_now_s_ = model::measure_flag_round(comm, /*quick=*/true);
 }
 
+void BenchPrediction::check_machine_state_after(comm::Communicator& comm) {
+  if (predictor_->on_gpus() || flag_round_calibrated_s_ <= 0 || comm.size() != 2) return;
+  flag_round_after_s_ = model::measure_flag_round(comm, /*quick=*/true);
+}
+
 void BenchPrediction::print_summary(std::ostream& out, const bench::BenchResult& result) const {
   const auto e = abs_errors(result);
   char line[512];
@@ -126,6 +131,14 @@ void BenchPrediction::print_summary(std::ostream& out, const bench::BenchResult&
                     flag_round_now_s_ * 1e6, flag_round_calibrated_s_ * 1e6, flag_round_now_s_ / flag_round_calibrated_s_);
       out << line;
     }
+  }
+  if (!model::same_state(flag_round_now_s_, flag_round_after_s_)) {
+    std::snprintf(line, sizeof line,
+                  "# warning: a flag round between the ranks took %.3f us when the benchmark began and %.3f us when it "
+                  "ended: this machine changed state while it was measured, so the sizes measured two machines; run "
+                  "the benchmark again before judging the model\n",
+                  flag_round_now_s_ * 1e6, flag_round_after_s_ * 1e6);
+    out << line;
   }
   if (!model::same_state(flag_round_calibration_start_s_, flag_round_calibrated_s_)) {
     std::snprintf(line, sizeof line,
@@ -162,7 +175,8 @@ nlohmann::json BenchPrediction::summary_json(const bench::BenchResult& result) c
           {"flag_round_calibrated_us", flag_round_calibrated_s_ > 0 ? nlohmann::json(flag_round_calibrated_s_ * 1e6) : nlohmann::json()},
           {"flag_round_calibration_start_us",
            flag_round_calibration_start_s_ > 0 ? nlohmann::json(flag_round_calibration_start_s_ * 1e6) : nlohmann::json()},
-          {"flag_round_now_us", flag_round_now_s_ > 0 ? nlohmann::json(flag_round_now_s_ * 1e6) : nlohmann::json()}};
+          {"flag_round_now_us", flag_round_now_s_ > 0 ? nlohmann::json(flag_round_now_s_ * 1e6) : nlohmann::json()},
+          {"flag_round_bench_end_us", flag_round_after_s_ > 0 ? nlohmann::json(flag_round_after_s_ * 1e6) : nlohmann::json()}};
 }
 
 }  // namespace scalelab::cli

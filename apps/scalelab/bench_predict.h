@@ -49,12 +49,16 @@ class BenchPrediction {
   // (collective), so that the summary can say when the machine is no longer in the state it was
   // calibrated in (its cores farther apart or nearer than then by more than 2x).
   void check_machine_state(comm::Communicator& comm);
+  // The same round again once the sweep has ended (collective): a machine that changed state
+  // while it was measured gives a benchmark of two machines, and the summary says so.
+  void check_machine_state_after(comm::Communicator& comm);
 
  private:
   std::shared_ptr<model::Predictor> predictor_;
   double flag_round_calibrated_s_ = 0;  // the profile's shm_sync_s (0: not measured)
   double flag_round_calibration_start_s_ = 0;  // the profile's shm_sync_start_s (0: not measured)
   double flag_round_now_s_ = 0;         // measured by check_machine_state (0: not measured)
+  double flag_round_after_s_ = 0;       // measured by check_machine_state_after (0: not measured)
 };
 
 }  // namespace scalelab::cli

@@ -221,7 +221,6 @@ int cmd_bench(const Args& args) {
   const auto places = bench::gather_rank_places(c);
   // --predict: the cost model beside the measurements (bench_predict.h).
   const auto prediction = BenchPrediction::make(parsed->predict, c.size());
-  if (prediction) prediction->check_machine_state(c);
   std::vector<nlohmann::json> runs;
   std::uint64_t wrong = 0;
   const LoadReport load;  // did every rank get its core while it timed (load_report.h)
@@ -242,8 +241,11 @@ int cmd_bench(const Args& args) {
       out << note << "\n";
     }
     printer.header();
+    // The flag round when this sweep begins and when it ends: the machine's state on either side.
+    if (prediction) prediction->check_machine_state(c);
     const auto result =
         bench::run_benchmark(c, o, [&](const bench::Row& row) { printer.row(row); }, &arena);
+    if (prediction) prediction->check_machine_state_after(c);
     printer.footer(result.summary);
     if (prediction) prediction->print_summary(out, result);
     wrong += result.summary.wrong_total;

@@ -21,7 +21,7 @@ run = json.load(open(sys.argv[1]))["runs"][0]
 assert len(run["results"]) == 3 and all(r["limit_us"] > 0 for r in run["results"]), run["results"]
 p = run["prediction"]
 assert 0 < p["memory_limit_reached_min_pct"] <= p["memory_limit_reached_median_pct"], p
-assert p["flag_round_calibrated_us"] > 0 and p["flag_round_now_us"] > 0, p
+assert p["flag_round_calibrated_us"] > 0 and p["flag_round_now_us"] > 0 and p["flag_round_bench_end_us"] > 0, p
 PY
 python3 - "$out.json" "$out.far.json" <<'PY'
 import json, sys

@@ -7,9 +7,10 @@
 // time, and reports the error between the two, then median and max |error| over sizes. It also
 // prints each round's own summary, so the spread between rounds is visible beside the verdict.
 // A round whose flag rounds (bench --predict records them: at the calibration's start and end, and
-// when the benchmark began) are not all within 2x of each other measured a machine that changed
-// state between calibration and benchmark (a virtual machine's cores moved): it is shown but
-// left out of the medians and the verdict.
+// when the benchmark began and ended) are not all within 2x of each other measured a machine that
+// changed state between calibration and benchmark, or during either (a virtual machine's cores
+// moved): it is shown but left out of the medians and the verdict. Records made before the
+// benchmark's end was timed lack that round, and are judged on the other three.
 //
 //   validation_summary [--max-median PCT --max-max PCT] ring-1.json ring-2.json ...
 // (validate_this_machine.sh runs the rounds and calls it once per algorithm.) With --max-median
@@ -32,11 +33,16 @@ namespace {
 struct Round {
   std::string path;
   std::map<long long, std::pair<double, double>> rows;  // size -> (measured us, predicted us)
-  double flag_start_us = 0, flag_end_us = 0, flag_bench_us = 0;  // 0: not recorded
+  double flag_start_us = 0, flag_end_us = 0, flag_bench_us = 0, flag_bench_end_us = 0;  // 0: not recorded
   [[nodiscard]] bool one_state() const {
     using scalelab::model::same_state;
-    return same_state(flag_start_us, flag_end_us) && same_state(flag_end_us, flag_bench_us) &&
-           same_state(flag_start_us, flag_bench_us);
+    const double f[] = {flag_start_us, flag_end_us, flag_bench_us, flag_bench_end_us};
+    for (double a : f) {
+      for (double b : f) {
+        if (!same_state(a, b)) return false;
+      }
+    }
+    return true;
   }
 };
 
@@ -55,6 +61,7 @@ Round read_round(const std::string& path) {
         r.flag_start_us = flag(*p, "flag_round_calibration_start_us");
         r.flag_end_us = flag(*p, "flag_round_calibrated_us");
         r.flag_bench_us = flag(*p, "flag_round_now_us");
+        r.flag_bench_end_us = flag(*p, "flag_round_bench_end_us");
       }
       for (const auto& row : run.at("results")) {
         if (row.at("predicted_us").is_null()) continue;
@@ -92,9 +99,9 @@ int main(int argc, char** argv) {
     }
     for (const Round& r : all) {
       if (r.one_state()) continue;
-      std::printf("left out: %s (flag round %.3f us at calibration start, %.3f at its end, %.3f at the benchmark: "
-                  "the machine changed state)\n",
-                  r.path.c_str(), r.flag_start_us, r.flag_end_us, r.flag_bench_us);
+      std::printf("left out: %s (flag round %.3f us at calibration start, %.3f at its end, %.3f at the benchmark's "
+                  "start, %.3f at its end: the machine changed state)\n",
+                  r.path.c_str(), r.flag_start_us, r.flag_end_us, r.flag_bench_us, r.flag_bench_end_us);
     }
     if (rounds.empty()) {
       std::printf("no round measured one state of the machine throughout: nothing judged\n");
